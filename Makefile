@@ -1,0 +1,23 @@
+# uqlite: `make demo` (set up + score an example), `make test`, `make bench`.
+SHELL := /bin/bash
+SQLITE ?= /usr/bin/sqlite3
+SAMPLES ?= 5
+DATA ?= ../shared/data
+
+.PHONY: setup demo test bench clean
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup
+	@$(SQLITE) :memory: < examples/demo.sql
+
+test: setup
+	cargo test --release --workspace
+	cd ext && cargo test --release
+
+bench: setup
+	dist/uqd bench selfcheck --data $(DATA)/selfcheck_wikibio_dev.jsonl --samples $(SAMPLES)
+
+clean:
+	rm -rf dist target ext/target

@@ -1,0 +1,13 @@
+//! uq-core: the pure part of uqlite. Decomposition (stage 1), unit scoring (stage 2) and
+//! aggregation (stage 3) of the paper's pipeline, plus the evaluation metrics and the socket
+//! protocol. No models and no I/O live here.
+
+pub mod paths;
+pub mod protocol;
+
+pub mod aggregate;
+pub mod decompose;
+pub mod metrics;
+pub mod options;
+pub mod score;
+pub mod scorers;

@@ -1,0 +1,11 @@
+//! Stage 2 of the pipeline: unit-level confidence scoring c_g (paper §3.1, §3.3).
+//!
+//! [`consistency`] holds the η functions of §3.2; [`unit_response`] and [`matched_unit`]
+//! the two scorer families of §3.3.1 and §3.3.2.
+
+pub mod consistency;
+pub mod matched_unit;
+pub mod unit_response;
+
+pub use matched_unit::{matched_unit_scores, nli_consistency};
+pub use unit_response::unit_response_scores;

@@ -1,0 +1,379 @@
+//! The scorer catalogue (paper §3.3, Table "novelty"; names follow uqlm).
+//!
+//! A scorer is a (family, η) pair: the *family* fixes the functional form of the unit
+//! score (unit-response, §3.3.1, or matched-unit, §3.3.2) and η is the semantic
+//! consistency function of §3.2. Granularity is an option, not part of the name.
+
+use std::fmt;
+
+/// Unit granularity g ∈ {sent, claim} of the decomposition δ_g (paper §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Granularity {
+    #[default]
+    Sentence,
+    Claim,
+}
+
+impl Granularity {
+    pub const ALL: &'static [Granularity] = &[Granularity::Sentence, Granularity::Claim];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Granularity::Sentence => "sentence",
+            Granularity::Claim => "claim",
+        }
+    }
+
+    /// Parses `"sentence"` (alias `"sent"`) or `"claim"`, case-insensitive and trimmed.
+    pub fn parse(name: &str) -> Result<Granularity, String> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "sentence" | "sent" => Ok(Granularity::Sentence),
+            "claim" => Ok(Granularity::Claim),
+            _ => Err(format!(
+                "unknown granularity {name:?}: use \"sentence\" or \"claim\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Granularity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Scorer family (paper §3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// §3.3.1: c(s) = (1/m) Σ_j η(y_j, s).
+    UnitResponse,
+    /// §3.3.2: c(s) = (1/m) Σ_j max_{s'∈δ(y_j)} η(s', s).
+    MatchedUnit,
+}
+
+impl Family {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::UnitResponse => "unit_response",
+            Family::MatchedUnit => "matched_unit",
+        }
+    }
+}
+
+/// Semantic consistency function η (paper §3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Consistency {
+    /// p_e(a, b): NLI entailment probability.
+    Entailment,
+    /// 1 − p_c(a, b): complement of the NLI contradiction probability.
+    Noncontradiction,
+    /// p_e / (p_e + p_c): entailment with the neutral class excluded.
+    ContrastedEntailment,
+    /// ĉos(a, b) = (cos(a, b) + 1) / 2 on sentence embeddings.
+    Cosine,
+    /// BERTScore F1 on token embeddings.
+    BertScore,
+}
+
+impl Consistency {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Consistency::Entailment => "p_e",
+            Consistency::Noncontradiction => "1-p_c",
+            Consistency::ContrastedEntailment => "p_e/(p_e+p_c)",
+            Consistency::Cosine => "cos_hat",
+            Consistency::BertScore => "bert_f1",
+        }
+    }
+
+    /// True for the η computed from NLI probabilities.
+    pub fn is_nli(self) -> bool {
+        matches!(
+            self,
+            Consistency::Entailment
+                | Consistency::Noncontradiction
+                | Consistency::ContrastedEntailment
+        )
+    }
+}
+
+/// One scorer of the catalogue (docs/design.md, "Scorer catalogue").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scorer {
+    Entailment,
+    Noncontradiction,
+    ContrastedEntailment,
+    MatchedEntailment,
+    MatchedNoncontradiction,
+    MatchedContrastedEntailment,
+    MatchedCosineSim,
+    MatchedBertScore,
+}
+
+/// Every scorer, in catalogue order.
+pub const ALL: &[Scorer] = &[
+    Scorer::Entailment,
+    Scorer::Noncontradiction,
+    Scorer::ContrastedEntailment,
+    Scorer::MatchedEntailment,
+    Scorer::MatchedNoncontradiction,
+    Scorer::MatchedContrastedEntailment,
+    Scorer::MatchedCosineSim,
+    Scorer::MatchedBertScore,
+];
+
+/// Accepted aliases and the scorer each names.
+pub const ALIASES: &[(&str, Scorer)] = &[
+    ("luq", Scorer::ContrastedEntailment),
+    ("luq_atomic", Scorer::ContrastedEntailment),
+    ("luq_pair", Scorer::MatchedContrastedEntailment),
+];
+
+impl Scorer {
+    /// Canonical snake_case name (as uqlm).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scorer::Entailment => "entailment",
+            Scorer::Noncontradiction => "noncontradiction",
+            Scorer::ContrastedEntailment => "contrasted_entailment",
+            Scorer::MatchedEntailment => "matched_entailment",
+            Scorer::MatchedNoncontradiction => "matched_noncontradiction",
+            Scorer::MatchedContrastedEntailment => "matched_contrasted_entailment",
+            Scorer::MatchedCosineSim => "matched_cosine_sim",
+            Scorer::MatchedBertScore => "matched_bert_score",
+        }
+    }
+
+    pub fn family(self) -> Family {
+        match self {
+            Scorer::Entailment | Scorer::Noncontradiction | Scorer::ContrastedEntailment => {
+                Family::UnitResponse
+            }
+            _ => Family::MatchedUnit,
+        }
+    }
+
+    pub fn consistency(self) -> Consistency {
+        match self {
+            Scorer::Entailment | Scorer::MatchedEntailment => Consistency::Entailment,
+            Scorer::Noncontradiction | Scorer::MatchedNoncontradiction => {
+                Consistency::Noncontradiction
+            }
+            Scorer::ContrastedEntailment | Scorer::MatchedContrastedEntailment => {
+                Consistency::ContrastedEntailment
+            }
+            Scorer::MatchedCosineSim => Consistency::Cosine,
+            Scorer::MatchedBertScore => Consistency::BertScore,
+        }
+    }
+
+    /// Name of the method in the paper's novelty table for this scorer at granularity `g`.
+    pub fn paper_name(self, g: Granularity) -> &'static str {
+        use Granularity::*;
+        match (self, g) {
+            (Scorer::ContrastedEntailment, Sentence) => "LUQ",
+            (Scorer::ContrastedEntailment, Claim) => "LUQ-atomic",
+            (Scorer::Entailment | Scorer::Noncontradiction, Sentence) => "extension of LUQ",
+            (Scorer::Entailment | Scorer::Noncontradiction, Claim) => "extension of LUQ-atomic",
+            (Scorer::MatchedContrastedEntailment, Sentence) => "LUQ-pair",
+            (Scorer::MatchedContrastedEntailment, Claim) => "extension of LUQ-pair (granularity)",
+            _ => "extension of LUQ-pair",
+        }
+    }
+
+    /// True when the scorer needs the NLI model.
+    pub fn needs_nli(self) -> bool {
+        self.consistency().is_nli()
+    }
+
+    /// True when the scorer needs the embedding model.
+    pub fn needs_embeddings(self) -> bool {
+        matches!(
+            self.consistency(),
+            Consistency::Cosine | Consistency::BertScore
+        )
+    }
+
+    /// Parses a canonical name or an alias (`luq`, `luq_atomic`, `luq_pair`),
+    /// case-insensitive and trimmed.
+    pub fn parse(name: &str) -> Result<Scorer, String> {
+        let key = name.trim().to_ascii_lowercase();
+        if let Some(s) = ALL.iter().find(|s| s.name() == key) {
+            return Ok(*s);
+        }
+        if let Some((_, s)) = ALIASES.iter().find(|(a, _)| *a == key) {
+            return Ok(*s);
+        }
+        Err(format!(
+            "unknown scorer {name:?}: valid scorers are {} (aliases: {})",
+            all_names().join(", "),
+            ALIASES
+                .iter()
+                .map(|(a, _)| *a)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+}
+
+impl fmt::Display for Scorer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Canonical names of every scorer, in catalogue order.
+pub fn all_names() -> Vec<&'static str> {
+    ALL.iter().map(|s| s.name()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for s in ALL {
+            assert_eq!(Scorer::parse(s.name()), Ok(*s));
+            assert_eq!(s.to_string(), s.name());
+        }
+        assert_eq!(ALL.len(), 8);
+    }
+
+    #[test]
+    fn aliases_case_and_whitespace() {
+        assert_eq!(Scorer::parse("LUQ"), Ok(Scorer::ContrastedEntailment));
+        assert_eq!(
+            Scorer::parse(" luq_atomic "),
+            Ok(Scorer::ContrastedEntailment)
+        );
+        assert_eq!(
+            Scorer::parse("Luq_Pair"),
+            Ok(Scorer::MatchedContrastedEntailment)
+        );
+        assert_eq!(
+            Scorer::parse("MATCHED_BERT_SCORE"),
+            Ok(Scorer::MatchedBertScore)
+        );
+    }
+
+    #[test]
+    fn unknown_lists_valid_names() {
+        let e = Scorer::parse("bertscore").unwrap_err();
+        assert!(e.contains("\"bertscore\""), "{e}");
+        for s in ALL {
+            assert!(e.contains(s.name()), "{e}");
+        }
+        assert!(e.contains("luq_pair"), "{e}");
+        assert!(Scorer::parse("").is_err());
+    }
+
+    #[test]
+    fn families_and_consistency() {
+        use Consistency as C;
+        let expect = [
+            (
+                Scorer::Entailment,
+                Family::UnitResponse,
+                C::Entailment,
+                "p_e",
+            ),
+            (
+                Scorer::Noncontradiction,
+                Family::UnitResponse,
+                C::Noncontradiction,
+                "1-p_c",
+            ),
+            (
+                Scorer::ContrastedEntailment,
+                Family::UnitResponse,
+                C::ContrastedEntailment,
+                "p_e/(p_e+p_c)",
+            ),
+            (
+                Scorer::MatchedEntailment,
+                Family::MatchedUnit,
+                C::Entailment,
+                "p_e",
+            ),
+            (
+                Scorer::MatchedNoncontradiction,
+                Family::MatchedUnit,
+                C::Noncontradiction,
+                "1-p_c",
+            ),
+            (
+                Scorer::MatchedContrastedEntailment,
+                Family::MatchedUnit,
+                C::ContrastedEntailment,
+                "p_e/(p_e+p_c)",
+            ),
+            (
+                Scorer::MatchedCosineSim,
+                Family::MatchedUnit,
+                C::Cosine,
+                "cos_hat",
+            ),
+            (
+                Scorer::MatchedBertScore,
+                Family::MatchedUnit,
+                C::BertScore,
+                "bert_f1",
+            ),
+        ];
+        for (s, f, c, cs) in expect {
+            assert_eq!(s.family(), f);
+            assert_eq!(s.consistency(), c);
+            assert_eq!(c.as_str(), cs);
+            assert_eq!(s.needs_nli(), !s.needs_embeddings());
+        }
+        assert_eq!(Family::UnitResponse.as_str(), "unit_response");
+        assert_eq!(Family::MatchedUnit.as_str(), "matched_unit");
+        assert!(Scorer::MatchedCosineSim.needs_embeddings());
+        assert!(Scorer::MatchedBertScore.needs_embeddings());
+        assert!(Scorer::MatchedEntailment.needs_nli());
+    }
+
+    #[test]
+    fn paper_names() {
+        use Granularity::*;
+        assert_eq!(Scorer::ContrastedEntailment.paper_name(Sentence), "LUQ");
+        assert_eq!(Scorer::ContrastedEntailment.paper_name(Claim), "LUQ-atomic");
+        assert_eq!(Scorer::Entailment.paper_name(Sentence), "extension of LUQ");
+        assert_eq!(
+            Scorer::Noncontradiction.paper_name(Claim),
+            "extension of LUQ-atomic"
+        );
+        assert_eq!(
+            Scorer::MatchedContrastedEntailment.paper_name(Sentence),
+            "LUQ-pair"
+        );
+        assert_eq!(
+            Scorer::MatchedContrastedEntailment.paper_name(Claim),
+            "extension of LUQ-pair (granularity)"
+        );
+        assert_eq!(
+            Scorer::MatchedBertScore.paper_name(Sentence),
+            "extension of LUQ-pair"
+        );
+        assert_eq!(
+            Scorer::MatchedCosineSim.paper_name(Claim),
+            "extension of LUQ-pair"
+        );
+    }
+
+    #[test]
+    fn granularity_parse() {
+        assert_eq!(Granularity::parse("sentence"), Ok(Granularity::Sentence));
+        assert_eq!(Granularity::parse(" SENT "), Ok(Granularity::Sentence));
+        assert_eq!(Granularity::parse("Claim"), Ok(Granularity::Claim));
+        let e = Granularity::parse("word").unwrap_err();
+        assert!(
+            e.contains("\"word\"") && e.contains("sentence") && e.contains("claim"),
+            "{e}"
+        );
+        assert_eq!(Granularity::default(), Granularity::Sentence);
+        assert_eq!(Granularity::Claim.as_str(), "claim");
+        assert_eq!(Granularity::Sentence.to_string(), "sentence");
+    }
+}

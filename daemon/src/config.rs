@@ -1,0 +1,419 @@
+//! Daemon configuration: model directories, ONNX Runtime library, device, threads, batching knobs.
+//!
+//! Precedence (design.md): command-line flags > environment > JSON config file (`--config FILE`
+//! or `UQ_CONFIG`) > defaults relative to the `uqd` executable's directory.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// File name of the ONNX Runtime shared library that `make setup` puts in `dist/lib/`.
+pub const ORT_LIB_NAME: &str = "libonnxruntime.so.1.31.1";
+/// Default maximum batch size (encoded windows per forward pass).
+pub const DEFAULT_MAX_BATCH: usize = 32;
+/// Default time the batcher waits for more work after the first item (ms).
+pub const DEFAULT_MAX_WAIT_MS: u64 = 2;
+/// Default token limit of the embedding model (sentence-transformers' `max_seq_length` of
+/// all-MiniLM-L6-v2).
+pub const DEFAULT_EMBED_MAX_TOKENS: usize = 256;
+
+/// Where the models run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    Cpu,
+    Cuda,
+}
+
+impl Device {
+    pub fn parse(s: &str) -> Result<Device, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "cpu" => Ok(Device::Cpu),
+            "cuda" | "gpu" => Ok(Device::Cuda),
+            other => Err(format!("unknown device {other:?}: valid devices are \"cpu\" and \"cuda\"")),
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Device::Cpu => "cpu",
+            Device::Cuda => "cuda",
+        }
+    }
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The resolved configuration of the daemon.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Unix socket path.
+    pub socket: PathBuf,
+    /// NLI model directory (`model.onnx`, `tokenizer.json`, `config.json`).
+    pub nli_model: PathBuf,
+    /// Embedding model directory (`model.onnx`, `tokenizer.json`); `None`: embedding scorers error.
+    pub embed_model: Option<PathBuf>,
+    /// Path of `libonnxruntime.so.1.31.1`.
+    pub ort_lib: PathBuf,
+    pub device: Device,
+    /// Intra-op threads of each ONNX Runtime session.
+    pub threads: usize,
+    /// Maximum number of encoded windows per forward pass.
+    pub max_batch: usize,
+    /// Maximum wait for more work after the first queued item (ms).
+    pub max_wait_ms: u64,
+    /// NLI window in tokens; `None`: min(512, max_position_embeddings of the model).
+    pub nli_max_tokens: Option<usize>,
+    /// Token limit of the embedding model (texts are truncated to it).
+    pub embed_max_tokens: usize,
+}
+
+/// Values given on the command line (each `None` when the flag was not given).
+#[derive(Debug, Clone, Default)]
+pub struct CliOverrides {
+    /// `--config FILE`
+    pub config: Option<PathBuf>,
+    pub socket: Option<PathBuf>,
+    pub nli_model: Option<PathBuf>,
+    pub embed_model: Option<PathBuf>,
+    pub ort_lib: Option<PathBuf>,
+    /// `--device cpu|cuda`
+    pub device: Option<String>,
+    pub threads: Option<usize>,
+    pub max_batch: Option<usize>,
+    pub max_wait_ms: Option<u64>,
+    pub nli_max_tokens: Option<usize>,
+    pub embed_max_tokens: Option<usize>,
+}
+
+/// The JSON config file: the same keys as the settings, in snake_case. Unknown keys are refused.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub socket: Option<PathBuf>,
+    pub nli_model: Option<PathBuf>,
+    pub embed_model: Option<PathBuf>,
+    pub ort_lib: Option<PathBuf>,
+    pub device: Option<String>,
+    pub threads: Option<usize>,
+    pub max_batch: Option<usize>,
+    pub max_wait_ms: Option<u64>,
+    pub nli_max_tokens: Option<usize>,
+    pub embed_max_tokens: Option<usize>,
+}
+
+impl Config {
+    /// Resolves the configuration from flags, the process environment, the config file and the
+    /// defaults next to the current executable.
+    pub fn resolve(cli: CliOverrides) -> Result<Config, String> {
+        let exe_dir = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.canonicalize().ok().or(Some(p)))
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| PathBuf::from("."));
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        resolve_with(cli, &|k| std::env::var(k).ok(), &exe_dir, &cwd)
+    }
+}
+
+fn absolutize(p: PathBuf, base: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p
+    } else {
+        base.join(p)
+    }
+}
+
+fn parse_env<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
+    v.trim()
+        .parse::<T>()
+        .map_err(|_| format!("{name}={v:?} is not a valid non-negative integer"))
+}
+
+/// The resolution with the environment, the executable's directory and the working directory
+/// injected (for tests).
+pub fn resolve_with(
+    cli: CliOverrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    exe_dir: &Path,
+    cwd: &Path,
+) -> Result<Config, String> {
+    let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+
+    // The config file: --config, else UQ_CONFIG.
+    let file_path = cli
+        .config
+        .clone()
+        .map(|p| absolutize(p, cwd))
+        .or_else(|| env("UQ_CONFIG").map(|p| absolutize(PathBuf::from(p), cwd)));
+    let (file, file_dir) = match &file_path {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read config file {}: {e} (check --config or UQ_CONFIG)", p.display()))?;
+            let f: FileConfig = serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "config file {} is not valid: {e} (valid keys: socket, nli_model, embed_model, ort_lib, device, \
+                     threads, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens)",
+                    p.display()
+                )
+            })?;
+            (f, p.parent().map(Path::to_path_buf).unwrap_or_else(|| cwd.to_path_buf()))
+        }
+        None => (FileConfig::default(), cwd.to_path_buf()),
+    };
+
+    // Paths: flag (relative to cwd) > env (relative to cwd) > file (relative to the file) > default.
+    let path_setting = |flag: Option<PathBuf>, var: &str, filev: Option<PathBuf>| -> Option<PathBuf> {
+        flag.map(|p| absolutize(p, cwd))
+            .or_else(|| env(var).map(|v| absolutize(PathBuf::from(v), cwd)))
+            .or_else(|| filev.map(|p| absolutize(p, &file_dir)))
+    };
+    let socket = path_setting(cli.socket, "UQ_SOCKET", file.socket)
+        .unwrap_or_else(uq_core::paths::default_socket_path);
+    let nli_model = path_setting(cli.nli_model, "UQ_NLI_MODEL", file.nli_model)
+        .unwrap_or_else(|| exe_dir.join("models").join("nli"));
+    let embed_model = path_setting(cli.embed_model, "UQ_EMBED_MODEL", file.embed_model).or_else(|| {
+        let d = exe_dir.join("models").join("embed");
+        d.is_dir().then_some(d)
+    });
+    let ort_lib = path_setting(cli.ort_lib, "UQ_ORT_LIB", file.ort_lib)
+        .unwrap_or_else(|| exe_dir.join("lib").join(ORT_LIB_NAME));
+
+    let device = match cli.device {
+        Some(d) => Device::parse(&d).map_err(|e| format!("--device: {e}"))?,
+        None => match env("UQ_DEVICE") {
+            Some(d) => Device::parse(&d).map_err(|e| format!("UQ_DEVICE: {e}"))?,
+            None => match file.device {
+                Some(d) => Device::parse(&d).map_err(|e| format!("config file device: {e}"))?,
+                None => Device::Cpu,
+            },
+        },
+    };
+
+    macro_rules! num {
+        ($flag:expr, $var:literal, $file:expr, $ty:ty) => {
+            match $flag {
+                Some(v) => Some(v),
+                None => match env($var) {
+                    Some(v) => Some(parse_env::<$ty>($var, &v)?),
+                    None => $file,
+                },
+            }
+        };
+    }
+    let threads = num!(cli.threads, "UQ_THREADS", file.threads, usize)
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let max_batch = num!(cli.max_batch, "UQ_MAX_BATCH", file.max_batch, usize).unwrap_or(DEFAULT_MAX_BATCH);
+    let max_wait_ms = num!(cli.max_wait_ms, "UQ_MAX_WAIT_MS", file.max_wait_ms, u64).unwrap_or(DEFAULT_MAX_WAIT_MS);
+    let nli_max_tokens = num!(cli.nli_max_tokens, "UQ_NLI_MAX_TOKENS", file.nli_max_tokens, usize);
+    let embed_max_tokens = num!(cli.embed_max_tokens, "UQ_EMBED_MAX_TOKENS", file.embed_max_tokens, usize)
+        .unwrap_or(DEFAULT_EMBED_MAX_TOKENS);
+
+    if threads == 0 {
+        return Err("threads must be at least 1 (--threads / UQ_THREADS)".into());
+    }
+    if max_batch == 0 {
+        return Err("max batch must be at least 1 (--max-batch / UQ_MAX_BATCH)".into());
+    }
+    if max_wait_ms > 60_000 {
+        return Err(format!("max wait {max_wait_ms} ms is too long: use at most 60000 (--max-wait-ms / UQ_MAX_WAIT_MS)"));
+    }
+    if let Some(w) = nli_max_tokens {
+        if w < 16 {
+            return Err(format!("NLI window of {w} tokens is too small: use at least 16 (--nli-max-tokens / UQ_NLI_MAX_TOKENS)"));
+        }
+    }
+    if embed_max_tokens < 8 {
+        return Err(format!(
+            "embedding token limit {embed_max_tokens} is too small: use at least 8 (--embed-max-tokens / UQ_EMBED_MAX_TOKENS)"
+        ));
+    }
+
+    Ok(Config {
+        socket,
+        nli_model,
+        embed_model,
+        ort_lib,
+        device,
+        threads,
+        max_batch,
+        max_wait_ms,
+        nli_max_tokens,
+        embed_max_tokens,
+    })
+}
+
+/// Checks that a model directory holds `model.onnx`, `tokenizer.json` and, when `need_config`
+/// (NLI models), `config.json`. The error names the directory, the missing file and the fix.
+pub fn check_model_dir(dir: &Path, need_config: bool) -> Result<(), String> {
+    let (what, var, fix) = if need_config {
+        (
+            "NLI model",
+            "UQ_NLI_MODEL",
+            "export an NLI model to ONNX, e.g. `optimum-cli export onnx --model microsoft/deberta-large-mnli DIR` \
+             (which writes model.onnx, tokenizer.json and config.json), and set UQ_NLI_MODEL=DIR or pass --nli-model DIR; \
+             or run `make setup` for the default model",
+        )
+    } else {
+        (
+            "embedding model",
+            "UQ_EMBED_MODEL",
+            "export a sentence-transformers model to ONNX, e.g. `optimum-cli export onnx --model \
+             sentence-transformers/all-MiniLM-L6-v2 DIR`, and set UQ_EMBED_MODEL=DIR or pass --embed-model DIR; \
+             or run `make setup` for the default model",
+        )
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "{what} directory {} does not exist (set by {var} / the config, or the default next to uqd): {fix}",
+            dir.display()
+        ));
+    }
+    let mut needed = vec!["model.onnx", "tokenizer.json"];
+    if need_config {
+        needed.push("config.json");
+    }
+    for f in needed {
+        if !dir.join(f).is_file() {
+            return Err(format!("{what} directory {} has no {f}: {fix}", dir.display()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn tmpdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("uqd-cfg-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn resolve(cli: CliOverrides, env: &HashMap<&str, String>, exe: &Path) -> Result<Config, String> {
+        resolve_with(cli, &|k| env.get(k).cloned(), exe, Path::new("/cwd"))
+    }
+
+    #[test]
+    fn defaults_relative_to_exe() {
+        let exe = tmpdir("exe");
+        let env = HashMap::new();
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(c.nli_model, exe.join("models/nli"));
+        assert_eq!(c.embed_model, None, "embed dir absent -> None");
+        assert_eq!(c.ort_lib, exe.join("lib/libonnxruntime.so.1.31.1"));
+        assert_eq!(c.device, Device::Cpu);
+        assert_eq!(c.max_batch, DEFAULT_MAX_BATCH);
+        assert_eq!(c.max_wait_ms, DEFAULT_MAX_WAIT_MS);
+        assert_eq!(c.nli_max_tokens, None);
+        assert_eq!(c.embed_max_tokens, 256);
+        assert!(c.threads >= 1);
+        std::fs::create_dir_all(exe.join("models/embed")).unwrap();
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(c.embed_model, Some(exe.join("models/embed")));
+    }
+
+    #[test]
+    fn precedence_flags_env_file_default() {
+        let exe = tmpdir("prec");
+        let cfgfile = exe.join("uqd.json");
+        std::fs::write(
+            &cfgfile,
+            r#"{"nli_model": "file_nli", "embed_model": "/abs/file_embed", "threads": 3, "max_batch": 7,
+                "device": "cuda", "max_wait_ms": 9, "nli_max_tokens": 128, "ort_lib": "/f/lib.so", "socket": "/f/s.sock"}"#,
+        )
+        .unwrap();
+        let mut env: HashMap<&str, String> = HashMap::new();
+        env.insert("UQ_CONFIG", cfgfile.display().to_string());
+        // File only.
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(c.nli_model, exe.join("file_nli"), "file paths are relative to the file");
+        assert_eq!(c.embed_model, Some(PathBuf::from("/abs/file_embed")));
+        assert_eq!((c.threads, c.max_batch, c.max_wait_ms, c.nli_max_tokens), (3, 7, 9, Some(128)));
+        assert_eq!(c.device, Device::Cuda);
+        assert_eq!(c.ort_lib, PathBuf::from("/f/lib.so"));
+        assert_eq!(c.socket, PathBuf::from("/f/s.sock"));
+        // Env beats file.
+        env.insert("UQ_NLI_MODEL", "/env/nli".into());
+        env.insert("UQ_THREADS", "5".into());
+        env.insert("UQ_DEVICE", "CPU".into());
+        env.insert("UQ_SOCKET", "/env/s.sock".into());
+        env.insert("UQ_MAX_BATCH", "11".into());
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(c.nli_model, PathBuf::from("/env/nli"));
+        assert_eq!((c.threads, c.max_batch, c.max_wait_ms), (5, 11, 9));
+        assert_eq!(c.device, Device::Cpu);
+        assert_eq!(c.socket, PathBuf::from("/env/s.sock"));
+        // Flags beat env.
+        let cli = CliOverrides {
+            nli_model: Some("rel/nli".into()),
+            threads: Some(1),
+            device: Some("cuda".into()),
+            max_batch: Some(2),
+            ..Default::default()
+        };
+        let c = resolve(cli, &env, &exe).unwrap();
+        assert_eq!(c.nli_model, PathBuf::from("/cwd/rel/nli"), "flag paths are relative to cwd");
+        assert_eq!((c.threads, c.max_batch), (1, 2));
+        assert_eq!(c.device, Device::Cuda);
+        // --config beats UQ_CONFIG.
+        let other = exe.join("other.json");
+        std::fs::write(&other, r#"{"max_wait_ms": 1}"#).unwrap();
+        let cli = CliOverrides { config: Some(other), ..Default::default() };
+        let c = resolve(cli, &env, &exe).unwrap();
+        assert_eq!(c.max_wait_ms, 1);
+        assert_eq!(c.nli_max_tokens, None);
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        let exe = tmpdir("bad");
+        let mut env: HashMap<&str, String> = HashMap::new();
+        env.insert("UQ_THREADS", "many".into());
+        let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
+        assert!(e.contains("UQ_THREADS"), "{e}");
+        env.clear();
+        env.insert("UQ_DEVICE", "tpu".into());
+        let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
+        assert!(e.contains("tpu") && e.contains("cuda"), "{e}");
+        env.clear();
+        let f = exe.join("bad.json");
+        std::fs::write(&f, r#"{"max_batchh": 3}"#).unwrap();
+        env.insert("UQ_CONFIG", f.display().to_string());
+        let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
+        assert!(e.contains("max_batchh"), "{e}");
+        env.clear();
+        let e = resolve(CliOverrides { max_batch: Some(0), ..Default::default() }, &env, &exe).unwrap_err();
+        assert!(e.contains("max batch"), "{e}");
+        env.insert("UQ_CONFIG", "/nonexistent/uq.json".into());
+        let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
+        assert!(e.contains("/nonexistent/uq.json"), "{e}");
+    }
+
+    #[test]
+    fn model_dir_check() {
+        let d = tmpdir("modeldir");
+        let e = check_model_dir(&d.join("nope"), true).unwrap_err();
+        assert!(e.contains("nope") && e.contains("does not exist") && e.contains("UQ_NLI_MODEL"), "{e}");
+        let e = check_model_dir(&d, true).unwrap_err();
+        assert!(e.contains("model.onnx") && e.contains(&d.display().to_string()), "{e}");
+        assert!(e.contains("optimum-cli export onnx --model microsoft/deberta-large-mnli"), "{e}");
+        std::fs::write(d.join("model.onnx"), b"x").unwrap();
+        let e = check_model_dir(&d, true).unwrap_err();
+        assert!(e.contains("tokenizer.json"), "{e}");
+        std::fs::write(d.join("tokenizer.json"), b"{}").unwrap();
+        let e = check_model_dir(&d, true).unwrap_err();
+        assert!(e.contains("config.json"), "{e}");
+        check_model_dir(&d, false).unwrap();
+        let e = check_model_dir(&d.join("nope"), false).unwrap_err();
+        assert!(e.contains("UQ_EMBED_MODEL"), "{e}");
+        std::fs::write(d.join("config.json"), b"{}").unwrap();
+        check_model_dir(&d, true).unwrap();
+    }
+}

@@ -1,0 +1,236 @@
+//! The model engine: NLI (cached, windowed, dynamically batched) and embeddings (cached).
+//!
+//! `Engine` is `Send + Sync`; share it as `Arc<Engine>`. Every method blocks the calling thread
+//! until its results are ready; concurrent callers' NLI windows share forward passes.
+
+pub mod batcher;
+pub mod cache;
+pub mod embed;
+pub mod nli;
+pub mod onnx;
+pub mod ort_env;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use uq_core::protocol::NliProbs;
+
+use crate::config::{check_model_dir, Config};
+
+pub use batcher::EncodedWindow;
+use batcher::{Batcher, Job};
+use cache::{pair_key, text_key, DedupCache};
+use embed::EmbedModel;
+use nli::NliText;
+use onnx::OnnxModel;
+
+/// Ready sentence embeddings kept at most (bytes) before that cache is emptied.
+const SENTENCE_CACHE_BYTES: usize = 1 << 30;
+/// Ready token embeddings kept at most (bytes) before that cache is emptied.
+const TOKEN_CACHE_BYTES: usize = 1 << 30;
+
+/// What `ping` reports about the engine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineInfo {
+    pub nli_model: String,
+    pub embed_model: Option<String>,
+    /// Device actually used by the NLI model ("cpu" or "cuda").
+    pub device: String,
+    pub threads: usize,
+    /// NLI label names in model order.
+    pub labels: Vec<String>,
+    pub nli_cache_entries: usize,
+    pub embed_cache_entries: usize,
+}
+
+pub struct Engine {
+    nli: NliText,
+    batcher: Batcher,
+    nli_cache: DedupCache<NliProbs>,
+    embed: Option<EmbedModel>,
+    sentence_cache: DedupCache<Arc<Vec<f32>>>,
+    token_cache: DedupCache<Arc<Vec<Vec<f32>>>>,
+    nli_path: String,
+    device: String,
+    threads: usize,
+    max_batch: usize,
+    pairs_computed: AtomicU64,
+    windows_computed: AtomicU64,
+}
+
+impl Engine {
+    /// Checks the model directories, loads ONNX Runtime (once per process) and both models.
+    pub fn load(cfg: &Config) -> Result<Engine, String> {
+        check_model_dir(&cfg.nli_model, true)?;
+        if let Some(d) = &cfg.embed_model {
+            check_model_dir(d, false)?;
+        }
+        let env = ort_env::init(&cfg.ort_lib)?;
+        let nli = NliText::load(&cfg.nli_model, cfg.nli_max_tokens)?;
+        let model = OnnxModel::load(&env, &cfg.nli_model.join("model.onnx"), cfg.threads, cfg.device, "logits", nli.pad_id)?;
+        let device = model.device.as_str().to_string();
+        let batcher = Batcher::start(model, cfg.max_batch, Duration::from_millis(cfg.max_wait_ms))?;
+        let embed = match &cfg.embed_model {
+            Some(d) => Some(EmbedModel::load(&env, d, cfg)?),
+            None => None,
+        };
+        Ok(Engine {
+            nli,
+            batcher,
+            nli_cache: DedupCache::new(None, |_| 1),
+            embed,
+            sentence_cache: DedupCache::new(Some(SENTENCE_CACHE_BYTES), |v| v.len() * 4 + 64),
+            token_cache: DedupCache::new(Some(TOKEN_CACHE_BYTES), |v| v.iter().map(|r| r.len() * 4 + 24).sum::<usize>() + 64),
+            nli_path: cfg.nli_model.display().to_string(),
+            device,
+            threads: cfg.threads,
+            max_batch: cfg.max_batch.max(1),
+            pairs_computed: AtomicU64::new(0),
+            windows_computed: AtomicU64::new(0),
+        })
+    }
+
+    /// NLI probabilities of `(premise, hypothesis)` pairs, in order. Cached; cache misses go
+    /// through the shared batcher.
+    pub fn nli(&self, pairs: &[(String, String)]) -> Result<Vec<NliProbs>, String> {
+        let keys: Vec<u128> = pairs.iter().map(|(p, h)| pair_key(p, h)).collect();
+        self.nli_cache.get_or_compute(&keys, |owned| self.compute_nli(pairs, owned))
+    }
+
+    fn compute_nli<'a>(&self, pairs: &'a [(String, String)], owned: &[usize]) -> Result<Vec<NliProbs>, String> {
+        // Tokenise each distinct text once.
+        let mut memo: HashMap<&'a str, Arc<Vec<u32>>> = HashMap::new();
+        let mut tok = |s: &'a str| -> Result<Arc<Vec<u32>>, String> {
+            if let Some(v) = memo.get(s) {
+                return Ok(v.clone());
+            }
+            let v = Arc::new(self.nli.tokenize(s)?);
+            memo.insert(s, v.clone());
+            Ok(v)
+        };
+        let mut items = Vec::with_capacity(owned.len());
+        for &i in owned {
+            let (p, h) = &pairs[i];
+            let (pi, hi) = (tok(p)?, tok(h)?);
+            let plan = self.nli.plan(pi.len(), hi.len()).map_err(|e| format!("NLI pair {i}: {e}"))?;
+            items.push((pi, hi, plan));
+        }
+        drop(tok);
+
+        // Stream the windows through the batcher, a bounded number in flight.
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let cap = (4 * self.max_batch).max(64);
+        let mut best: Vec<Option<NliProbs>> = vec![None; items.len()];
+        let (mut item, mut win, mut inflight, mut total) = (0usize, 0usize, 0usize, 0u64);
+        loop {
+            while inflight < cap && item < items.len() {
+                let (pi, hi, plan) = &items[item];
+                let window = self.nli.template.build(&pi[plan.range(win)], hi);
+                self.batcher.submit(Job { window, tag: item, reply: tx.clone() })?;
+                inflight += 1;
+                total += 1;
+                win += 1;
+                if win == plan.count {
+                    item += 1;
+                    win = 0;
+                }
+            }
+            if inflight == 0 {
+                break;
+            }
+            let (tag, row) = loop {
+                match rx.recv_timeout(Duration::from_millis(500)) {
+                    Ok(r) => break r,
+                    Err(_) if self.batcher.is_alive() => continue,
+                    Err(_) => return Err("the NLI batcher thread has stopped".into()),
+                }
+            };
+            inflight -= 1;
+            let probs = self.nli.labels.probs(&row?)?;
+            let slot = &mut best[tag];
+            if slot.as_ref().is_none_or(|b| probs.entailment > b.entailment) {
+                *slot = Some(probs);
+            }
+        }
+        self.windows_computed.fetch_add(total, Ordering::Relaxed);
+        self.pairs_computed.fetch_add(items.len() as u64, Ordering::Relaxed);
+        best.into_iter()
+            .map(|b| b.ok_or_else(|| "internal error: an NLI pair got no result".to_string()))
+            .collect()
+    }
+
+    fn embed_model(&self) -> Result<&EmbedModel, String> {
+        self.embed
+            .as_ref()
+            .ok_or_else(|| "no embedding model loaded: set UQ_EMBED_MODEL or run make setup".to_string())
+    }
+
+    /// Mean-pooled, L2-normalised sentence embeddings, in order. Cached by text.
+    pub fn embed(&self, texts: &[String]) -> Result<Vec<Arc<Vec<f32>>>, String> {
+        let m = self.embed_model()?;
+        let keys: Vec<u128> = texts.iter().map(|t| text_key(t)).collect();
+        self.sentence_cache.get_or_compute(&keys, |owned| {
+            let t: Vec<&str> = owned.iter().map(|&i| texts[i].as_str()).collect();
+            m.sentence(&t)
+        })
+    }
+
+    /// Final-layer token embeddings (special tokens excluded, not normalised), in order. Cached by text.
+    pub fn token_embeddings(&self, texts: &[String]) -> Result<Vec<Arc<Vec<Vec<f32>>>>, String> {
+        let m = self.embed_model()?;
+        let keys: Vec<u128> = texts.iter().map(|t| text_key(t)).collect();
+        self.token_cache.get_or_compute(&keys, |owned| {
+            let t: Vec<&str> = owned.iter().map(|&i| texts[i].as_str()).collect();
+            m.tokens(&t)
+        })
+    }
+
+    pub fn info(&self) -> EngineInfo {
+        EngineInfo {
+            nli_model: self.nli_path.clone(),
+            embed_model: self.embed.as_ref().map(|e| e.path.clone()),
+            device: self.device.clone(),
+            threads: self.threads,
+            labels: self.nli.labels.names.clone(),
+            nli_cache_entries: self.nli_cache.len(),
+            embed_cache_entries: self.sentence_cache.len() + self.token_cache.len(),
+        }
+    }
+
+    /// NLI window size in tokens (special tokens included).
+    pub fn nli_window(&self) -> usize {
+        self.nli.window
+    }
+
+    /// Benchmark: all windows of `pairs`, tokenised (no cache, nothing run).
+    pub fn nli_encode(&self, pairs: &[(String, String)]) -> Result<Vec<EncodedWindow>, String> {
+        let mut out = Vec::new();
+        for (i, (p, h)) in pairs.iter().enumerate() {
+            let (pi, hi) = (self.nli.tokenize(p)?, self.nli.tokenize(h)?);
+            out.extend(self.nli.windows(&pi, &hi).map_err(|e| format!("NLI pair {i}: {e}"))?);
+        }
+        Ok(out)
+    }
+
+    /// Benchmark: runs the NLI model alone on pre-made batches, as given (no cache, no queue,
+    /// no re-sorting). Returns the number of windows run.
+    pub fn nli_raw_forward(&self, batches: &[Vec<EncodedWindow>]) -> Result<usize, String> {
+        self.batcher.raw(batches.to_vec())
+    }
+
+    /// NLI pairs computed so far (cache misses).
+    pub fn nli_pairs_computed(&self) -> u64 {
+        self.pairs_computed.load(Ordering::Relaxed)
+    }
+
+    /// NLI windows (forward-pass rows) computed so far through `nli`.
+    pub fn nli_windows_computed(&self) -> u64 {
+        self.windows_computed.load(Ordering::Relaxed)
+    }
+}

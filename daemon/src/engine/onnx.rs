@@ -1,0 +1,166 @@
+//! A transformer encoder session with the usual BERT-style inputs: builds padded int tensors for
+//! the inputs the model declares (and only those) and reads one float output.
+
+use std::path::Path;
+
+use ort::session::{Session, SessionInputValue};
+use ort::value::{DynValue, Tensor, TensorElementType, ValueType};
+
+use crate::config::Device;
+
+use super::ort_env;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InputKind {
+    Ids,
+    Attention,
+    TypeIds,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IntType {
+    I64,
+    I32,
+}
+
+/// One sequence to run: token ids and token type ids of equal length (no padding).
+#[derive(Debug, Clone, Copy)]
+pub struct SeqRef<'a> {
+    pub ids: &'a [u32],
+    pub type_ids: &'a [u32],
+}
+
+pub struct OnnxModel {
+    session: Session,
+    inputs: Vec<(String, InputKind, IntType)>,
+    output: String,
+    pub device: Device,
+    pad_id: u32,
+    pub path: String,
+}
+
+/// The float output of one forward pass: `shape` and row-major `data`.
+pub struct Output {
+    pub shape: Vec<usize>,
+    pub data: Vec<f32>,
+}
+
+impl OnnxModel {
+    /// Loads `model_path`. `output_name`: the output to read; when the model has no output of that
+    /// name, its first output is used.
+    pub fn load(
+        env: &ort::environment::Environment,
+        model_path: &Path,
+        threads: usize,
+        device: Device,
+        output_name: &str,
+        pad_id: u32,
+    ) -> Result<OnnxModel, String> {
+        let loaded = ort_env::build_session(env, model_path, threads, device)?;
+        let session = loaded.session;
+        let mut inputs = Vec::new();
+        for inp in session.inputs() {
+            let name = inp.name().to_string();
+            let kind = match name.as_str() {
+                "input_ids" => InputKind::Ids,
+                "attention_mask" => InputKind::Attention,
+                "token_type_ids" => InputKind::TypeIds,
+                other => {
+                    return Err(format!(
+                        "model {} has an unsupported input {other:?}: uqd feeds input_ids, attention_mask and \
+                         token_type_ids (export the model with `optimum-cli export onnx`)",
+                        model_path.display()
+                    ))
+                }
+            };
+            let ty = match inp.dtype() {
+                ValueType::Tensor { ty: TensorElementType::Int64, .. } => IntType::I64,
+                ValueType::Tensor { ty: TensorElementType::Int32, .. } => IntType::I32,
+                other => {
+                    return Err(format!(
+                        "model {} input {name:?} has type {other:?}; expected an int64 or int32 tensor",
+                        model_path.display()
+                    ))
+                }
+            };
+            inputs.push((name, kind, ty));
+        }
+        if !inputs.iter().any(|(_, k, _)| *k == InputKind::Ids) {
+            return Err(format!("model {} has no input named input_ids", model_path.display()));
+        }
+        let output = session
+            .outputs()
+            .iter()
+            .find(|o| o.name() == output_name)
+            .or_else(|| session.outputs().first())
+            .map(|o| o.name().to_string())
+            .ok_or_else(|| format!("model {} has no outputs", model_path.display()))?;
+        Ok(OnnxModel {
+            session,
+            inputs,
+            output,
+            device: loaded.device,
+            pad_id,
+            path: model_path.display().to_string(),
+        })
+    }
+
+    /// The name of the output that is read.
+    pub fn output_name(&self) -> &str {
+        &self.output
+    }
+
+    /// Runs one forward pass over `seqs`, right-padded to the longest (pad id, attention 0, type 0).
+    pub fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
+        if seqs.is_empty() {
+            return Ok(Output { shape: vec![0], data: Vec::new() });
+        }
+        let b = seqs.len();
+        let l = seqs.iter().map(|s| s.ids.len()).max().unwrap_or(0).max(1);
+        let mut values: Vec<(String, SessionInputValue<'static>)> = Vec::with_capacity(self.inputs.len());
+        for (name, kind, ty) in &self.inputs {
+            let mut data: Vec<i64> = Vec::with_capacity(b * l);
+            for s in seqs {
+                let n = s.ids.len();
+                match kind {
+                    InputKind::Ids => {
+                        data.extend(s.ids.iter().map(|&x| x as i64));
+                        data.extend(std::iter::repeat_n(self.pad_id as i64, l - n));
+                    }
+                    InputKind::Attention => {
+                        data.extend(std::iter::repeat_n(1i64, n));
+                        data.extend(std::iter::repeat_n(0i64, l - n));
+                    }
+                    InputKind::TypeIds => {
+                        data.extend(s.type_ids.iter().take(n).map(|&x| x as i64));
+                        data.extend(std::iter::repeat_n(0i64, l - s.type_ids.len().min(n)));
+                    }
+                }
+            }
+            let shape = vec![b as i64, l as i64];
+            let v: DynValue = match ty {
+                IntType::I64 => Tensor::from_array((shape, data)).map_err(|e| e.to_string())?.into_dyn(),
+                IntType::I32 => {
+                    let d: Vec<i32> = data.into_iter().map(|x| x as i32).collect();
+                    Tensor::from_array((shape, d)).map_err(|e| e.to_string())?.into_dyn()
+                }
+            };
+            values.push((name.clone(), SessionInputValue::from(v)));
+        }
+        let outputs = self
+            .session
+            .run(values)
+            .map_err(|e| format!("ONNX Runtime failed on {}: {e}", self.path))?;
+        let out = outputs
+            .get(&self.output)
+            .ok_or_else(|| format!("model {} produced no output {:?}", self.path, self.output))?;
+        let (shape, data) = out
+            .try_extract_tensor::<f32>()
+            .map_err(|e| format!("output {:?} of {} is not a float32 tensor: {e}", self.output, self.path))?;
+        let shape: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+        if shape.first().copied() != Some(b) {
+            return Err(format!("output {:?} of {} has shape {shape:?}; expected batch {b}", self.output, self.path));
+        }
+        Ok(Output { shape, data: data.to_vec() })
+    }
+}

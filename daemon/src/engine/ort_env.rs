@@ -1,0 +1,93 @@
+//! The process-wide ONNX Runtime environment (one per process) and session construction.
+
+use std::path::{Path, PathBuf};
+
+use once_cell::sync::OnceCell;
+use ort::environment::Environment;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::session::Session;
+
+use crate::config::Device;
+
+static ENV: OnceCell<(PathBuf, Environment)> = OnceCell::new();
+
+/// Loads ONNX Runtime from `lib` and creates the environment, once per process. A later call with
+/// the same library returns the existing environment; with another library it is an error.
+pub fn init(lib: &Path) -> Result<Environment, String> {
+    let (path, env) = ENV.get_or_try_init(|| -> Result<(PathBuf, Environment), String> {
+        if !lib.is_file() {
+            return Err(format!(
+                "ONNX Runtime library {} not found: run `make setup` (it puts libonnxruntime.so.1.31.1 in dist/lib/) \
+                 or set UQ_ORT_LIB / --ort-lib to the library's path",
+                lib.display()
+            ));
+        }
+        let builder = ort::init_from(lib).map_err(|e| {
+            format!(
+                "cannot load ONNX Runtime from {}: {e} (use libonnxruntime.so.1.31.1 from the PyPI onnxruntime wheel: \
+                 `make setup`, or set UQ_ORT_LIB)",
+                lib.display()
+            )
+        })?;
+        let env = builder
+            .with_name("uqd")
+            .with_telemetry(false)
+            .build()
+            .map_err(|e| format!("cannot create the ONNX Runtime environment: {e}"))?;
+        Ok((lib.to_path_buf(), env))
+    })?;
+    if path != lib {
+        let same = match (path.canonicalize(), lib.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if !same {
+            return Err(format!(
+                "ONNX Runtime is already loaded from {} in this process; cannot load {} as well",
+                path.display(),
+                lib.display()
+            ));
+        }
+    }
+    Ok(env.clone())
+}
+
+/// A session and the device it actually runs on ("cpu" or "cuda").
+pub struct LoadedSession {
+    pub session: Session,
+    pub device: Device,
+}
+
+/// Builds a session for `model` with `threads` intra-op threads. `Device::Cuda` tries the CUDA
+/// execution provider and falls back to the CPU, logging the reason to stderr.
+pub fn build_session(env: &Environment, model: &Path, threads: usize, device: Device) -> Result<LoadedSession, String> {
+    let err = |e: String| format!("cannot create an ONNX Runtime session for {}: {e}", model.display());
+    let base = || -> Result<ort::session::builder::SessionBuilder, String> {
+        Session::builder(env)
+            .map_err(|e| err(e.to_string()))?
+            .with_optimization_level(GraphOptimizationLevel::Level3)
+            .map_err(|e| err(e.to_string()))?
+            .with_intra_threads(threads.max(1))
+            .map_err(|e| err(e.to_string()))?
+            .with_inter_threads(1)
+            .map_err(|e| err(e.to_string()))
+    };
+    let commit = |mut b: ort::session::builder::SessionBuilder| -> Result<Session, String> {
+        b.commit_from_file(model)
+            .map_err(|e| format!("cannot load ONNX model {}: {e}", model.display()))
+    };
+
+    if device == Device::Cuda {
+        let b = base()?;
+        let cuda = ort::ep::CUDA::default().build().error_on_failure();
+        match b.with_execution_providers([cuda]) {
+            Ok(b) => match commit(b) {
+                Ok(session) => return Ok(LoadedSession { session, device: Device::Cuda }),
+                Err(e) => eprintln!("uqd: CUDA unavailable ({e}), using CPU"),
+            },
+            Err(e) => eprintln!("uqd: CUDA unavailable ({}), using CPU", e.message()),
+        }
+    }
+    let session = commit(base()?)?;
+    Ok(LoadedSession { session, device: Device::Cpu })
+}

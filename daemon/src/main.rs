@@ -1,0 +1,183 @@
+//! `uqd`: the uqlite daemon. `serve` runs the models behind the Unix socket the extension
+//! talks to; `status` and `stop` manage a running daemon; `bench` prints benchmark figures.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Parser, Subcommand};
+use uq_core::protocol::Request;
+use uqd::config::{CliOverrides, Config};
+use uqd::engine::Engine;
+use uqd::{bench, server};
+
+#[derive(Parser)]
+#[command(name = "uqd", version, about = "uqlite daemon: NLI and embedding models for the uq SQLite extension")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load the models and serve the socket (in the foreground).
+    Serve(ConfigArgs),
+    /// Print the running daemon's state as JSON; exit 1 when none answers.
+    Status(SocketArgs),
+    /// Ask the running daemon to exit and wait until it has.
+    Stop(SocketArgs),
+    /// Benchmarks that print one JSON object per line.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Sentence-level scorers on SelfCheckGPT WikiBio (shared/data/selfcheck_wikibio_dev.jsonl).
+    Selfcheck {
+        #[arg(long)]
+        data: PathBuf,
+        /// Number of sampled responses per passage (m).
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+        /// Concurrent clients submitting passages.
+        #[arg(long, default_value_t = 4)]
+        clients: usize,
+        /// Only the first N passages.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+}
+
+#[derive(Args)]
+struct SocketArgs {
+    /// Socket path (default: UQ_SOCKET, else the per-user default).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ConfigArgs {
+    /// JSON config file (keys as the flags, in snake_case); also UQ_CONFIG.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// NLI model directory (model.onnx, tokenizer.json, config.json); also UQ_NLI_MODEL.
+    #[arg(long)]
+    nli_model: Option<PathBuf>,
+    /// Embedding model directory (model.onnx, tokenizer.json); also UQ_EMBED_MODEL.
+    #[arg(long)]
+    embed_model: Option<PathBuf>,
+    /// Path of libonnxruntime.so; also UQ_ORT_LIB.
+    #[arg(long)]
+    ort_lib: Option<PathBuf>,
+    /// cpu or cuda (falls back to cpu with a logged reason); also UQ_DEVICE.
+    #[arg(long)]
+    device: Option<String>,
+    #[arg(long)]
+    threads: Option<usize>,
+    #[arg(long)]
+    max_batch: Option<usize>,
+    #[arg(long)]
+    max_wait_ms: Option<u64>,
+    #[arg(long)]
+    nli_max_tokens: Option<usize>,
+    #[arg(long)]
+    embed_max_tokens: Option<usize>,
+}
+
+impl ConfigArgs {
+    fn resolve(self) -> Result<Config, String> {
+        Config::resolve(CliOverrides {
+            config: self.config,
+            socket: self.socket,
+            nli_model: self.nli_model,
+            embed_model: self.embed_model,
+            ort_lib: self.ort_lib,
+            device: self.device,
+            threads: self.threads,
+            max_batch: self.max_batch,
+            max_wait_ms: self.max_wait_ms,
+            nli_max_tokens: self.nli_max_tokens,
+            embed_max_tokens: self.embed_max_tokens,
+        })
+    }
+}
+
+fn socket_path(args: SocketArgs) -> PathBuf {
+    args.socket.unwrap_or_else(uq_core::paths::default_socket_path)
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("uqd: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode, String> {
+    match command {
+        Command::Serve(args) => {
+            let config = args.resolve()?;
+            if server::ping(&config.socket, Duration::from_secs(2)).is_ok() {
+                return Err(format!("another uqd is already serving {}; stop it with `uqd stop`", config.socket.display()));
+            }
+            let t = Instant::now();
+            let engine = Engine::load(&config)?;
+            let info = engine.info();
+            eprintln!(
+                "uqd: loaded NLI {} and embeddings {} on {} in {:.1}s",
+                info.nli_model,
+                info.embed_model.as_deref().unwrap_or("(none)"),
+                info.device,
+                t.elapsed().as_secs_f64()
+            );
+            Arc::new(server::Server::new(Arc::new(engine), config.socket)).run()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Status(args) => {
+            let socket = socket_path(args);
+            match server::ping(&socket, Duration::from_secs(5)) {
+                Ok(info) => {
+                    println!("{info}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("uqd: not running ({e})");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+        Command::Stop(args) => {
+            let socket = socket_path(args);
+            if server::call(&socket, &Request::Shutdown, Duration::from_secs(10)).is_err() {
+                eprintln!("uqd: not running at {}", socket.display());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let t = Instant::now();
+            while socket.exists() && t.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench { which: BenchCommand::Selfcheck { data, samples, clients, limit, config } } => {
+            if samples == 0 {
+                return Err("--samples must be at least 1".into());
+            }
+            let config = config.resolve()?;
+            let engine = Engine::load(&config)?;
+            let args = bench::SelfcheckArgs { data: &data, samples, clients, limit, max_batch: config.max_batch };
+            bench::selfcheck(&engine, &args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

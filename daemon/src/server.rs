@@ -1,0 +1,236 @@
+//! Unix-socket server: newline-delimited JSON, one thread per connection
+//! (protocol in `uq_core::protocol`, docs/design.md). Every request gets a reply;
+//! nothing a client sends can panic the daemon or stop it from serving others.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use uq_core::protocol::{PingInfo, Reply, Request, MAX_LINE_BYTES};
+
+use crate::engine::Engine;
+use crate::pipeline;
+
+/// Shared state of a running daemon.
+pub struct Server {
+    engine: Arc<Engine>,
+    socket: PathBuf,
+    stopping: AtomicBool,
+}
+
+impl Server {
+    pub fn new(engine: Arc<Engine>, socket: PathBuf) -> Self {
+        Server { engine, socket, stopping: AtomicBool::new(false) }
+    }
+
+    /// Binds the socket (directory 0700, socket 0600) and serves until a `shutdown` request.
+    pub fn run(self: Arc<Self>) -> Result<(), String> {
+        let listener = bind(&self.socket)?;
+        eprintln!("uqd: listening on {}", self.socket.display());
+        for stream in listener.incoming() {
+            if self.stopping.load(Ordering::SeqCst) {
+                break;
+            }
+            match stream {
+                Ok(stream) => {
+                    let me = Arc::clone(&self);
+                    std::thread::spawn(move || me.serve_connection(stream));
+                }
+                Err(e) => eprintln!("uqd: accept failed: {e}"),
+            }
+        }
+        let _ = std::fs::remove_file(&self.socket);
+        Ok(())
+    }
+
+    fn serve_connection(&self, stream: UnixStream) {
+        let mut writer = match stream.try_clone() {
+            Ok(w) => w,
+            Err(_) => return,
+        };
+        let mut reader = BufReader::new(stream);
+        loop {
+            let line = match read_line(&mut reader) {
+                Ok(Some(line)) => line,
+                Ok(None) => return,
+                Err(reply) => {
+                    let _ = write_reply(&mut writer, &reply);
+                    return;
+                }
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let (reply, shutdown) = self.handle_line(&line);
+            if write_reply(&mut writer, &reply).is_err() {
+                return;
+            }
+            if shutdown {
+                self.shutdown();
+                return;
+            }
+        }
+    }
+
+    /// Parses and answers one request; panics in a handler become error replies.
+    fn handle_line(&self, line: &str) -> (Reply, bool) {
+        let request: Request = match serde_json::from_str(line) {
+            Ok(r) => r,
+            Err(e) => {
+                return (
+                    Reply::err(format!(
+                        "malformed request ({e}); expected one JSON object per line with an \"op\" of ping, nli, score or shutdown"
+                    )),
+                    false,
+                )
+            }
+        };
+        let shutdown = matches!(request, Request::Shutdown);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(request)));
+        let reply = match outcome {
+            Ok(Ok(value)) => Reply::ok(value),
+            Ok(Err(message)) => Reply::err(message),
+            Err(panic) => Reply::err(format!("internal error in uqd: {}; please report it", panic_message(&panic))),
+        };
+        (reply, shutdown)
+    }
+
+    fn handle(&self, request: Request) -> Result<Value, String> {
+        match request {
+            Request::Ping => to_value(self.ping_info()),
+            Request::Nli { pairs } => {
+                for (i, (premise, hypothesis)) in pairs.iter().enumerate() {
+                    pipeline::check_text(premise, &format!("pairs[{i}] premise"))?;
+                    pipeline::check_text(hypothesis, &format!("pairs[{i}] hypothesis"))?;
+                }
+                to_value(self.engine.nli(&pairs)?)
+            }
+            Request::Score { response, samples, options } => {
+                to_value(pipeline::score(&self.engine, &response, &samples, &options)?)
+            }
+            Request::Shutdown => Ok(Value::Null),
+        }
+    }
+
+    fn ping_info(&self) -> PingInfo {
+        let info = self.engine.info();
+        PingInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            pid: std::process::id(),
+            socket: self.socket.display().to_string(),
+            nli_model: info.nli_model,
+            embed_model: info.embed_model,
+            device: info.device,
+            threads: info.threads,
+            labels: info.labels,
+            nli_cache_entries: info.nli_cache_entries,
+            embed_cache_entries: info.embed_cache_entries,
+        }
+    }
+
+    fn shutdown(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        let _ = std::fs::remove_file(&self.socket);
+        eprintln!("uqd: shutting down");
+        std::process::exit(0);
+    }
+}
+
+fn to_value<T: serde::Serialize>(v: T) -> Result<Value, String> {
+    serde_json::to_value(v).map_err(|e| format!("internal error serialising a reply: {e}"))
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Reads one line of at most `MAX_LINE_BYTES`; `Ok(None)` at end of stream.
+fn read_line(reader: &mut BufReader<UnixStream>) -> Result<Option<String>, Reply> {
+    let mut buf = Vec::new();
+    let n = reader
+        .by_ref()
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_until(b'\n', &mut buf)
+        .map_err(|e| Reply::err(format!("could not read the request: {e}")))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.len() > MAX_LINE_BYTES {
+        return Err(Reply::err(format!(
+            "request larger than {MAX_LINE_BYTES} bytes; split the work into smaller calls"
+        )));
+    }
+    String::from_utf8(buf)
+        .map(Some)
+        .map_err(|_| Reply::err("request is not valid UTF-8; send text as UTF-8"))
+}
+
+fn write_reply(writer: &mut UnixStream, reply: &Reply) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(reply).unwrap_or_else(|_| br#"{"ok":false,"error":"unserialisable reply"}"#.to_vec());
+    line.push(b'\n');
+    writer.write_all(&line)?;
+    writer.flush()
+}
+
+/// Creates the socket's directory (0700) and binds the socket (0600). A socket file that
+/// nobody answers on is stale and removed; a live one means another daemon is running.
+pub fn bind(socket: &Path) -> Result<UnixListener, String> {
+    if let Some(dir) = socket.parent() {
+        if !dir.exists() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create the socket directory {}: {e}", dir.display()))?;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    if socket.exists() {
+        if ping(socket, Duration::from_secs(2)).is_ok() {
+            return Err(format!(
+                "another uqd is already serving {}; stop it with `uqd stop` or choose another socket with --socket/UQ_SOCKET",
+                socket.display()
+            ));
+        }
+        std::fs::remove_file(socket)
+            .map_err(|e| format!("cannot remove the stale socket {}: {e}", socket.display()))?;
+    }
+    let listener = UnixListener::bind(socket)
+        .map_err(|e| format!("cannot bind the socket {}: {e}", socket.display()))?;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot chmod 0600 the socket {}: {e}", socket.display()))?;
+    Ok(listener)
+}
+
+/// Sends one request to a running daemon and returns its result (used by `uqd status|stop`).
+pub fn call(socket: &Path, request: &Request, timeout: Duration) -> Result<Value, String> {
+    let mut stream = UnixStream::connect(socket)
+        .map_err(|e| format!("no uqd answers at {}: {e}", socket.display()))?;
+    stream.set_read_timeout(Some(timeout)).ok();
+    stream.set_write_timeout(Some(timeout)).ok();
+    let mut line = serde_json::to_vec(request).map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    stream.write_all(&line).map_err(|e| format!("cannot send to uqd: {e}"))?;
+    let mut reply = String::new();
+    BufReader::new(stream)
+        .read_line(&mut reply)
+        .map_err(|e| format!("no reply from uqd: {e}"))?;
+    let reply: Reply = serde_json::from_str(&reply).map_err(|e| format!("malformed reply from uqd: {e}"))?;
+    if reply.ok {
+        Ok(reply.result.unwrap_or(Value::Null))
+    } else {
+        Err(reply.error.unwrap_or_else(|| "unknown error".into()))
+    }
+}
+
+pub fn ping(socket: &Path, timeout: Duration) -> Result<Value, String> {
+    call(socket, &Request::Ping, timeout)
+}

