@@ -25,7 +25,7 @@ SELECT round(response_confidence(answer, samples), 3) AS mean_confidence,
        round(response_confidence(answer, samples, '{"aggregation":"min"}'), 3) AS min_confidence
 FROM answers;
 
--- A cleaned answer: the sentences the samples support (entailment >= 0.5).
+-- A cleaned answer: the sentences the samples support (LUQ confidence >= 0.5).
 SELECT group_concat(unit, ' ') AS cleaned_answer
-FROM (SELECT s.unit FROM answers a, uq_unit_scores(a.answer, a.samples, '{"scorers":["entailment"]}') s
+FROM (SELECT s.unit FROM answers a, uq_unit_scores(a.answer, a.samples, '{"scorers":["luq"]}') s
       WHERE s.score >= 0.5 ORDER BY s.unit_idx);

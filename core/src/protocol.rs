@@ -19,7 +19,9 @@ pub struct NliProbs {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     Ping,
-    Nli { pairs: Vec<(String, String)> },
+    Nli {
+        pairs: Vec<(String, String)>,
+    },
     Score {
         response: String,
         samples: Vec<String>,
@@ -73,9 +75,17 @@ pub struct Reply {
 
 impl Reply {
     pub fn ok(result: Value) -> Self {
-        Reply { ok: true, result: Some(result), error: None }
+        Reply {
+            ok: true,
+            result: Some(result),
+            error: None,
+        }
     }
     pub fn err(message: impl Into<String>) -> Self {
-        Reply { ok: false, result: None, error: Some(message.into()) }
+        Reply {
+            ok: false,
+            result: None,
+            error: Some(message.into()),
+        }
     }
 }

@@ -39,15 +39,26 @@ pub struct SelfcheckArgs<'a> {
 /// Runs the benchmark and prints its JSON lines to stdout (progress goes to stderr).
 pub fn selfcheck(engine: &Engine, args: &SelfcheckArgs) -> Result<(), String> {
     let passages = load(args.data, args.limit)?;
-    if let Some(p) = passages.iter().find(|p| p.gpt3_text_samples.len() < args.samples) {
+    if let Some(p) = passages
+        .iter()
+        .find(|p| p.gpt3_text_samples.len() < args.samples)
+    {
         return Err(format!(
             "--samples {} but a passage has only {} samples",
             args.samples,
             p.gpt3_text_samples.len()
         ));
     }
-    let nli_scorers: Vec<Scorer> = ALL_SCORERS.iter().copied().filter(|s| s.needs_nli()).collect();
-    let embed_scorers: Vec<Scorer> = ALL_SCORERS.iter().copied().filter(|s| !s.needs_nli()).collect();
+    let nli_scorers: Vec<Scorer> = ALL_SCORERS
+        .iter()
+        .copied()
+        .filter(|s| s.needs_nli())
+        .collect();
+    let embed_scorers: Vec<Scorer> = ALL_SCORERS
+        .iter()
+        .copied()
+        .filter(|s| !s.needs_nli())
+        .collect();
 
     // Run 1, NLI scorers: throughput of the full path (pipeline, cache, batcher, model).
     let computed0 = engine.nli_pairs_computed();
@@ -61,7 +72,11 @@ pub fn selfcheck(engine: &Engine, args: &SelfcheckArgs) -> Result<(), String> {
     let t = Instant::now();
     let embed_results = run_all(engine, &passages, args, &embed_scorers)?;
     let first_wall = nli_wall + t.elapsed().as_secs_f64();
-    let first: Vec<ScoreResult> = nli_results.into_iter().zip(embed_results).map(|(a, b)| merge(a, b)).collect();
+    let first: Vec<ScoreResult> = nli_results
+        .into_iter()
+        .zip(embed_results)
+        .map(|(a, b)| merge(a, b))
+        .collect();
 
     // Run 2, all scorers at once, on the warm caches.
     let t = Instant::now();
@@ -99,13 +114,18 @@ pub fn selfcheck(engine: &Engine, args: &SelfcheckArgs) -> Result<(), String> {
 }
 
 fn load(path: &Path, limit: Option<usize>) -> Result<Vec<Passage>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read --data {}: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read --data {}: {e}", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-        let p: Passage =
-            serde_json::from_str(line).map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
+        let p: Passage = serde_json::from_str(line)
+            .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
         if p.annotation.len() != p.gpt3_sentences.len() {
-            return Err(format!("{} line {}: annotation and gpt3_sentences differ in length", path.display(), i + 1));
+            return Err(format!(
+                "{} line {}: annotation and gpt3_sentences differ in length",
+                path.display(),
+                i + 1
+            ));
         }
         out.push(p);
         if limit.is_some_and(|l| out.len() >= l) {
@@ -116,10 +136,16 @@ fn load(path: &Path, limit: Option<usize>) -> Result<Vec<Passage>, String> {
 }
 
 /// Scores every passage with `scorers`, `clients` passages in flight at once.
-fn run_all(engine: &Engine, passages: &[Passage], args: &SelfcheckArgs, scorers: &[Scorer]) -> Result<Vec<ScoreResult>, String> {
+fn run_all(
+    engine: &Engine,
+    passages: &[Passage],
+    args: &SelfcheckArgs,
+    scorers: &[Scorer],
+) -> Result<Vec<ScoreResult>, String> {
     let names: Vec<&str> = scorers.iter().map(|s| s.name()).collect();
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<ScoreResult, String>>>> = Mutex::new((0..passages.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Result<ScoreResult, String>>>> =
+        Mutex::new((0..passages.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..args.clients.max(1) {
             scope.spawn(|| loop {
@@ -147,7 +173,12 @@ fn merge(mut a: ScoreResult, b: ScoreResult) -> ScoreResult {
 
 /// Unit scores of `scorer` for one passage, in unit order.
 fn unit_scores(r: &ScoreResult, scorer: Scorer) -> Vec<f64> {
-    let mut v: Vec<(usize, f64)> = r.scores.iter().filter(|s| s.scorer == scorer.name()).map(|s| (s.unit_idx, s.score)).collect();
+    let mut v: Vec<(usize, f64)> = r
+        .scores
+        .iter()
+        .filter(|s| s.scorer == scorer.name())
+        .map(|s| (s.unit_idx, s.score))
+        .collect();
     v.sort_by_key(|x| x.0);
     v.into_iter().map(|x| x.1).collect()
 }
@@ -213,10 +244,17 @@ fn all_nli_pairs(passages: &[Passage], m: usize) -> Vec<(String, String)> {
 }
 
 /// Pairs per second of the ONNX model alone on length-sorted batches of `max_batch`.
-fn raw_throughput(engine: &Engine, pairs: &[(String, String)], max_batch: usize) -> Result<f64, String> {
+fn raw_throughput(
+    engine: &Engine,
+    pairs: &[(String, String)],
+    max_batch: usize,
+) -> Result<f64, String> {
     let mut windows = engine.nli_encode(pairs)?;
     windows.sort_by_key(|w| w.len());
-    let batches: Vec<Vec<_>> = windows.chunks(max_batch.max(1)).map(|c| c.to_vec()).collect();
+    let batches: Vec<Vec<_>> = windows
+        .chunks(max_batch.max(1))
+        .map(|c| c.to_vec())
+        .collect();
     let t = Instant::now();
     engine.nli_raw_forward(&batches)?;
     Ok(pairs.len() as f64 / t.elapsed().as_secs_f64())
@@ -227,9 +265,11 @@ pub fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|kb| kb.parse::<f64>().ok())
+            })
         })
         .map(|kb| kb / 1024.0)
         .unwrap_or(f64::NAN)

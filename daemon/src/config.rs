@@ -29,7 +29,9 @@ impl Device {
         match s.trim().to_ascii_lowercase().as_str() {
             "cpu" => Ok(Device::Cpu),
             "cuda" | "gpu" => Ok(Device::Cuda),
-            other => Err(format!("unknown device {other:?}: valid devices are \"cpu\" and \"cuda\"")),
+            other => Err(format!(
+                "unknown device {other:?}: valid devices are \"cpu\" and \"cuda\""
+            )),
         }
     }
 
@@ -151,8 +153,12 @@ pub fn resolve_with(
         .or_else(|| env("UQ_CONFIG").map(|p| absolutize(PathBuf::from(p), cwd)));
     let (file, file_dir) = match &file_path {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| format!("cannot read config file {}: {e} (check --config or UQ_CONFIG)", p.display()))?;
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                format!(
+                    "cannot read config file {}: {e} (check --config or UQ_CONFIG)",
+                    p.display()
+                )
+            })?;
             let f: FileConfig = serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "config file {} is not valid: {e} (valid keys: socket, nli_model, embed_model, ort_lib, device, \
@@ -160,25 +166,32 @@ pub fn resolve_with(
                     p.display()
                 )
             })?;
-            (f, p.parent().map(Path::to_path_buf).unwrap_or_else(|| cwd.to_path_buf()))
+            (
+                f,
+                p.parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| cwd.to_path_buf()),
+            )
         }
         None => (FileConfig::default(), cwd.to_path_buf()),
     };
 
     // Paths: flag (relative to cwd) > env (relative to cwd) > file (relative to the file) > default.
-    let path_setting = |flag: Option<PathBuf>, var: &str, filev: Option<PathBuf>| -> Option<PathBuf> {
-        flag.map(|p| absolutize(p, cwd))
-            .or_else(|| env(var).map(|v| absolutize(PathBuf::from(v), cwd)))
-            .or_else(|| filev.map(|p| absolutize(p, &file_dir)))
-    };
+    let path_setting =
+        |flag: Option<PathBuf>, var: &str, filev: Option<PathBuf>| -> Option<PathBuf> {
+            flag.map(|p| absolutize(p, cwd))
+                .or_else(|| env(var).map(|v| absolutize(PathBuf::from(v), cwd)))
+                .or_else(|| filev.map(|p| absolutize(p, &file_dir)))
+        };
     let socket = path_setting(cli.socket, "UQ_SOCKET", file.socket)
         .unwrap_or_else(uq_core::paths::default_socket_path);
     let nli_model = path_setting(cli.nli_model, "UQ_NLI_MODEL", file.nli_model)
         .unwrap_or_else(|| exe_dir.join("models").join("nli"));
-    let embed_model = path_setting(cli.embed_model, "UQ_EMBED_MODEL", file.embed_model).or_else(|| {
-        let d = exe_dir.join("models").join("embed");
-        d.is_dir().then_some(d)
-    });
+    let embed_model =
+        path_setting(cli.embed_model, "UQ_EMBED_MODEL", file.embed_model).or_else(|| {
+            let d = exe_dir.join("models").join("embed");
+            d.is_dir().then_some(d)
+        });
     let ort_lib = path_setting(cli.ort_lib, "UQ_ORT_LIB", file.ort_lib)
         .unwrap_or_else(|| exe_dir.join("lib").join(ORT_LIB_NAME));
 
@@ -204,13 +217,28 @@ pub fn resolve_with(
             }
         };
     }
-    let threads = num!(cli.threads, "UQ_THREADS", file.threads, usize)
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let max_batch = num!(cli.max_batch, "UQ_MAX_BATCH", file.max_batch, usize).unwrap_or(DEFAULT_MAX_BATCH);
-    let max_wait_ms = num!(cli.max_wait_ms, "UQ_MAX_WAIT_MS", file.max_wait_ms, u64).unwrap_or(DEFAULT_MAX_WAIT_MS);
-    let nli_max_tokens = num!(cli.nli_max_tokens, "UQ_NLI_MAX_TOKENS", file.nli_max_tokens, usize);
-    let embed_max_tokens = num!(cli.embed_max_tokens, "UQ_EMBED_MAX_TOKENS", file.embed_max_tokens, usize)
-        .unwrap_or(DEFAULT_EMBED_MAX_TOKENS);
+    let threads = num!(cli.threads, "UQ_THREADS", file.threads, usize).unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let max_batch =
+        num!(cli.max_batch, "UQ_MAX_BATCH", file.max_batch, usize).unwrap_or(DEFAULT_MAX_BATCH);
+    let max_wait_ms = num!(cli.max_wait_ms, "UQ_MAX_WAIT_MS", file.max_wait_ms, u64)
+        .unwrap_or(DEFAULT_MAX_WAIT_MS);
+    let nli_max_tokens = num!(
+        cli.nli_max_tokens,
+        "UQ_NLI_MAX_TOKENS",
+        file.nli_max_tokens,
+        usize
+    );
+    let embed_max_tokens = num!(
+        cli.embed_max_tokens,
+        "UQ_EMBED_MAX_TOKENS",
+        file.embed_max_tokens,
+        usize
+    )
+    .unwrap_or(DEFAULT_EMBED_MAX_TOKENS);
 
     if threads == 0 {
         return Err("threads must be at least 1 (--threads / UQ_THREADS)".into());
@@ -219,11 +247,15 @@ pub fn resolve_with(
         return Err("max batch must be at least 1 (--max-batch / UQ_MAX_BATCH)".into());
     }
     if max_wait_ms > 60_000 {
-        return Err(format!("max wait {max_wait_ms} ms is too long: use at most 60000 (--max-wait-ms / UQ_MAX_WAIT_MS)"));
+        return Err(format!(
+            "max wait {max_wait_ms} ms is too long: use at most 60000 (--max-wait-ms / UQ_MAX_WAIT_MS)"
+        ));
     }
     if let Some(w) = nli_max_tokens {
         if w < 16 {
-            return Err(format!("NLI window of {w} tokens is too small: use at least 16 (--nli-max-tokens / UQ_NLI_MAX_TOKENS)"));
+            return Err(format!(
+                "NLI window of {w} tokens is too small: use at least 16 (--nli-max-tokens / UQ_NLI_MAX_TOKENS)"
+            ));
         }
     }
     if embed_max_tokens < 8 {
@@ -278,7 +310,10 @@ pub fn check_model_dir(dir: &Path, need_config: bool) -> Result<(), String> {
     }
     for f in needed {
         if !dir.join(f).is_file() {
-            return Err(format!("{what} directory {} has no {f}: {fix}", dir.display()));
+            return Err(format!(
+                "{what} directory {} has no {f}: {fix}",
+                dir.display()
+            ));
         }
     }
     Ok(())
@@ -296,7 +331,11 @@ mod tests {
         d
     }
 
-    fn resolve(cli: CliOverrides, env: &HashMap<&str, String>, exe: &Path) -> Result<Config, String> {
+    fn resolve(
+        cli: CliOverrides,
+        env: &HashMap<&str, String>,
+        exe: &Path,
+    ) -> Result<Config, String> {
         resolve_with(cli, &|k| env.get(k).cloned(), exe, Path::new("/cwd"))
     }
 
@@ -333,9 +372,16 @@ mod tests {
         env.insert("UQ_CONFIG", cfgfile.display().to_string());
         // File only.
         let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
-        assert_eq!(c.nli_model, exe.join("file_nli"), "file paths are relative to the file");
+        assert_eq!(
+            c.nli_model,
+            exe.join("file_nli"),
+            "file paths are relative to the file"
+        );
         assert_eq!(c.embed_model, Some(PathBuf::from("/abs/file_embed")));
-        assert_eq!((c.threads, c.max_batch, c.max_wait_ms, c.nli_max_tokens), (3, 7, 9, Some(128)));
+        assert_eq!(
+            (c.threads, c.max_batch, c.max_wait_ms, c.nli_max_tokens),
+            (3, 7, 9, Some(128))
+        );
         assert_eq!(c.device, Device::Cuda);
         assert_eq!(c.ort_lib, PathBuf::from("/f/lib.so"));
         assert_eq!(c.socket, PathBuf::from("/f/s.sock"));
@@ -359,13 +405,20 @@ mod tests {
             ..Default::default()
         };
         let c = resolve(cli, &env, &exe).unwrap();
-        assert_eq!(c.nli_model, PathBuf::from("/cwd/rel/nli"), "flag paths are relative to cwd");
+        assert_eq!(
+            c.nli_model,
+            PathBuf::from("/cwd/rel/nli"),
+            "flag paths are relative to cwd"
+        );
         assert_eq!((c.threads, c.max_batch), (1, 2));
         assert_eq!(c.device, Device::Cuda);
         // --config beats UQ_CONFIG.
         let other = exe.join("other.json");
         std::fs::write(&other, r#"{"max_wait_ms": 1}"#).unwrap();
-        let cli = CliOverrides { config: Some(other), ..Default::default() };
+        let cli = CliOverrides {
+            config: Some(other),
+            ..Default::default()
+        };
         let c = resolve(cli, &env, &exe).unwrap();
         assert_eq!(c.max_wait_ms, 1);
         assert_eq!(c.nli_max_tokens, None);
@@ -389,7 +442,15 @@ mod tests {
         let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
         assert!(e.contains("max_batchh"), "{e}");
         env.clear();
-        let e = resolve(CliOverrides { max_batch: Some(0), ..Default::default() }, &env, &exe).unwrap_err();
+        let e = resolve(
+            CliOverrides {
+                max_batch: Some(0),
+                ..Default::default()
+            },
+            &env,
+            &exe,
+        )
+        .unwrap_err();
         assert!(e.contains("max batch"), "{e}");
         env.insert("UQ_CONFIG", "/nonexistent/uq.json".into());
         let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
@@ -400,10 +461,19 @@ mod tests {
     fn model_dir_check() {
         let d = tmpdir("modeldir");
         let e = check_model_dir(&d.join("nope"), true).unwrap_err();
-        assert!(e.contains("nope") && e.contains("does not exist") && e.contains("UQ_NLI_MODEL"), "{e}");
+        assert!(
+            e.contains("nope") && e.contains("does not exist") && e.contains("UQ_NLI_MODEL"),
+            "{e}"
+        );
         let e = check_model_dir(&d, true).unwrap_err();
-        assert!(e.contains("model.onnx") && e.contains(&d.display().to_string()), "{e}");
-        assert!(e.contains("optimum-cli export onnx --model microsoft/deberta-large-mnli"), "{e}");
+        assert!(
+            e.contains("model.onnx") && e.contains(&d.display().to_string()),
+            "{e}"
+        );
+        assert!(
+            e.contains("optimum-cli export onnx --model microsoft/deberta-large-mnli"),
+            "{e}"
+        );
         std::fs::write(d.join("model.onnx"), b"x").unwrap();
         let e = check_model_dir(&d, true).unwrap_err();
         assert!(e.contains("tokenizer.json"), "{e}");

@@ -13,7 +13,11 @@ use uqd::engine::Engine;
 use uqd::{bench, server};
 
 #[derive(Parser)]
-#[command(name = "uqd", version, about = "uqlite daemon: NLI and embedding models for the uq SQLite extension")]
+#[command(
+    name = "uqd",
+    version,
+    about = "uqlite daemon: NLI and embedding models for the uq SQLite extension"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -111,7 +115,8 @@ impl ConfigArgs {
 }
 
 fn socket_path(args: SocketArgs) -> PathBuf {
-    args.socket.unwrap_or_else(uq_core::paths::default_socket_path)
+    args.socket
+        .unwrap_or_else(uq_core::paths::default_socket_path)
 }
 
 fn main() -> ExitCode {
@@ -129,7 +134,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Serve(args) => {
             let config = args.resolve()?;
             if server::ping(&config.socket, Duration::from_secs(2)).is_ok() {
-                return Err(format!("another uqd is already serving {}; stop it with `uqd stop`", config.socket.display()));
+                return Err(format!(
+                    "another uqd is already serving {}; stop it with `uqd stop`",
+                    config.socket.display()
+                ));
             }
             let t = Instant::now();
             let engine = Engine::load(&config)?;
@@ -169,13 +177,28 @@ fn run(command: Command) -> Result<ExitCode, String> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench { which: BenchCommand::Selfcheck { data, samples, clients, limit, config } } => {
+        Command::Bench {
+            which:
+                BenchCommand::Selfcheck {
+                    data,
+                    samples,
+                    clients,
+                    limit,
+                    config,
+                },
+        } => {
             if samples == 0 {
                 return Err("--samples must be at least 1".into());
             }
             let config = config.resolve()?;
             let engine = Engine::load(&config)?;
-            let args = bench::SelfcheckArgs { data: &data, samples, clients, limit, max_batch: config.max_batch };
+            let args = bench::SelfcheckArgs {
+                data: &data,
+                samples,
+                clients,
+                limit,
+                max_batch: config.max_batch,
+            };
             bench::selfcheck(&engine, &args)?;
             Ok(ExitCode::SUCCESS)
         }

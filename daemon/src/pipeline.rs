@@ -16,15 +16,15 @@ use uq_core::scorers::{Consistency, Family, Granularity, Scorer};
 
 use crate::engine::Engine;
 
-/// Largest single text (response, sample or unit) a request may carry: 1 MiB, about
-/// 250k tokens, i.e. hundreds of NLI windows per pair. Larger texts are refused, not truncated.
-pub const MAX_TEXT_BYTES: usize = 1 << 20;
+/// Largest single text (response, sample or unit) a request may carry: 256 KiB, about 60k
+/// tokens, i.e. some 250 NLI windows per pair. Larger texts are refused, not truncated.
+pub const MAX_TEXT_BYTES: usize = 256 << 10;
 
 /// Refuses a text over `MAX_TEXT_BYTES`, naming it.
 pub fn check_text(text: &str, what: &str) -> Result<(), String> {
     if text.len() > MAX_TEXT_BYTES {
         return Err(format!(
-            "{what} is {:.1} MB; the limit is 1 MB per text: split it into parts and score them separately",
+            "{what} is {:.1} MB; the limit is 256 KB per text: split it into parts and score them separately",
             text.len() as f64 / 1e6
         ));
     }
@@ -32,7 +32,12 @@ pub fn check_text(text: &str, what: &str) -> Result<(), String> {
 }
 
 /// Scores `response` against `samples` as `options` asks (see docs/design.md, Options).
-pub fn score(engine: &Engine, response: &str, samples: &[String], options: &Value) -> Result<ScoreResult, String> {
+pub fn score(
+    engine: &Engine,
+    response: &str,
+    samples: &[String],
+    options: &Value,
+) -> Result<ScoreResult, String> {
     let opts = parse_options(options)?;
     if samples.is_empty() {
         return Err("samples_json must hold at least one sampled response".into());
@@ -44,20 +49,39 @@ pub fn score(engine: &Engine, response: &str, samples: &[String], options: &Valu
     let samples = select_samples(samples, opts.num_samples)?;
     let units = decompose_response(response, &opts)?;
     if units.is_empty() {
-        let response_scores = opts.scorers.iter().map(|s| (s.name().to_string(), None)).collect();
-        return Ok(ScoreResult { units, scores: Vec::new(), response_scores });
+        let response_scores = opts
+            .scorers
+            .iter()
+            .map(|s| (s.name().to_string(), None))
+            .collect();
+        return Ok(ScoreResult {
+            units,
+            scores: Vec::new(),
+            response_scores,
+        });
     }
     let per_scorer = score_units(engine, &units, &samples, &opts)?;
     let mut scores = Vec::with_capacity(units.len() * per_scorer.len());
     let mut response_scores = BTreeMap::new();
     for (scorer, values) in &per_scorer {
         for (unit_idx, &score) in values.iter().enumerate() {
-            scores.push(UnitScore { unit_idx, scorer: scorer.name().to_string(), score });
+            scores.push(UnitScore {
+                unit_idx,
+                scorer: scorer.name().to_string(),
+                score,
+            });
         }
-        response_scores.insert(scorer.name().to_string(), aggregate(values, opts.aggregation));
+        response_scores.insert(
+            scorer.name().to_string(),
+            aggregate(values, opts.aggregation),
+        );
     }
     scores.sort_by_key(|s| s.unit_idx);
-    Ok(ScoreResult { units, scores, response_scores })
+    Ok(ScoreResult {
+        units,
+        scores,
+        response_scores,
+    })
 }
 
 /// Stage 1: the response's units, either given by the caller or split into sentences.
@@ -68,9 +92,11 @@ fn decompose_response(response: &str, opts: &ScoreOptions) -> Result<Vec<String>
     }
     match opts.granularity {
         Granularity::Sentence => Ok(split_sentences(response)),
-        Granularity::Claim => Err("granularity \"claim\" needs the claims of the response: pass them as options.units \
+        Granularity::Claim => Err(
+            "granularity \"claim\" needs the claims of the response: pass them as options.units \
              (a JSON array of claim strings), or use granularity \"sentence\""
-            .into()),
+                .into(),
+        ),
     }
 }
 
@@ -91,16 +117,20 @@ fn decompose_samples(samples: &[String], opts: &ScoreOptions) -> Result<Vec<Vec<
     }
     match opts.granularity {
         Granularity::Sentence => Ok(samples.iter().map(|s| split_sentences(s)).collect()),
-        Granularity::Claim => Err("matched-unit scorers at granularity \"claim\" need the claims of every sample: \
+        Granularity::Claim => Err(
+            "matched-unit scorers at granularity \"claim\" need the claims of every sample: \
              pass them as options.sample_units (one array of claim strings per sample)"
-            .into()),
+                .into(),
+        ),
     }
 }
 
 fn check_units(units: &[String], what: &str) -> Result<(), String> {
     for (i, u) in units.iter().enumerate() {
         if u.trim().is_empty() {
-            return Err(format!("{what}[{i}] is empty; every unit must be a non-empty string"));
+            return Err(format!(
+                "{what}[{i}] is empty; every unit must be a non-empty string"
+            ));
         }
         check_text(u, &format!("{what}[{i}]"))?;
     }
@@ -115,10 +145,17 @@ fn score_units(
     opts: &ScoreOptions,
 ) -> Result<Vec<(Scorer, Vec<f64>)>, String> {
     let wants = |family: Family, pred: &dyn Fn(Consistency) -> bool| {
-        opts.scorers.iter().any(|s| s.family() == family && pred(s.consistency()))
+        opts.scorers
+            .iter()
+            .any(|s| s.family() == family && pred(s.consistency()))
     };
     let is_nli = |c: Consistency| {
-        matches!(c, Consistency::Entailment | Consistency::Noncontradiction | Consistency::ContrastedEntailment)
+        matches!(
+            c,
+            Consistency::Entailment
+                | Consistency::Noncontradiction
+                | Consistency::ContrastedEntailment
+        )
     };
 
     // Unit-response evidence: NLI(premise = sample y_j, hypothesis = unit s), §3.3.1.
@@ -132,20 +169,37 @@ fn score_units(
         None
     };
 
-    let matched = opts.scorers.iter().any(|s| s.family() == Family::MatchedUnit);
-    let sample_units = if matched { decompose_samples(samples, opts)? } else { Vec::new() };
+    let matched = opts
+        .scorers
+        .iter()
+        .any(|s| s.family() == Family::MatchedUnit);
+    let sample_units = if matched {
+        decompose_samples(samples, opts)?
+    } else {
+        Vec::new()
+    };
 
     // Matched-unit NLI evidence: NLI(premise = sample unit s', hypothesis = unit s), §3.3.2.
     let matched_probs = if wants(Family::MatchedUnit, &is_nli) {
         let pairs: Vec<(String, String)> = units
             .iter()
-            .flat_map(|u| sample_units.iter().flatten().map(move |s| (s.clone(), u.clone())))
+            .flat_map(|u| {
+                sample_units
+                    .iter()
+                    .flatten()
+                    .map(move |s| (s.clone(), u.clone()))
+            })
             .collect();
         let flat = engine.nli(&pairs)?;
         let mut it = flat.into_iter();
         let probs: Vec<Vec<Vec<NliProbs>>> = units
             .iter()
-            .map(|_| sample_units.iter().map(|su| it.by_ref().take(su.len()).collect()).collect())
+            .map(|_| {
+                sample_units
+                    .iter()
+                    .map(|su| it.by_ref().take(su.len()).collect())
+                    .collect()
+            })
             .collect();
         Some(probs)
     } else {
@@ -154,15 +208,23 @@ fn score_units(
 
     let cosine = if wants(Family::MatchedUnit, &|c| c == Consistency::Cosine) {
         let unit_emb = engine.embed(units)?;
-        let sample_emb: Vec<_> = sample_units.iter().map(|su| engine.embed(su)).collect::<Result<_, _>>()?;
-        Some(pairwise(&unit_emb, &sample_emb, |a, b| normalized_cosine(a, b)))
+        let sample_emb: Vec<_> = sample_units
+            .iter()
+            .map(|su| engine.embed(su))
+            .collect::<Result<_, _>>()?;
+        Some(pairwise(&unit_emb, &sample_emb, |a, b| {
+            normalized_cosine(a, b)
+        }))
     } else {
         None
     };
 
     let bert = if wants(Family::MatchedUnit, &|c| c == Consistency::BertScore) {
         let unit_tok = engine.token_embeddings(units)?;
-        let sample_tok: Vec<_> = sample_units.iter().map(|su| engine.token_embeddings(su)).collect::<Result<_, _>>()?;
+        let sample_tok: Vec<_> = sample_units
+            .iter()
+            .map(|su| engine.token_embeddings(su))
+            .collect::<Result<_, _>>()?;
         Some(pairwise(&unit_tok, &sample_tok, |a, b| bertscore_f1(a, b)))
     } else {
         None
@@ -174,7 +236,9 @@ fn score_units(
             (Family::UnitResponse, _) => unit_response_scores(expect(&response_probs)?, scorer)?,
             (Family::MatchedUnit, Consistency::Cosine) => matched_unit_scores(expect(&cosine)?),
             (Family::MatchedUnit, Consistency::BertScore) => matched_unit_scores(expect(&bert)?),
-            (Family::MatchedUnit, c) => matched_unit_scores(&nli_consistency(expect(&matched_probs)?, c)),
+            (Family::MatchedUnit, c) => {
+                matched_unit_scores(&nli_consistency(expect(&matched_probs)?, c))
+            }
         };
         out.push((scorer, values));
     }
@@ -182,19 +246,28 @@ fn score_units(
 }
 
 fn expect<T>(evidence: &Option<T>) -> Result<&T, String> {
-    evidence.as_ref().ok_or_else(|| "internal error: evidence for a scorer was not gathered; please report it".to_string())
+    evidence.as_ref().ok_or_else(|| {
+        "internal error: evidence for a scorer was not gathered; please report it".to_string()
+    })
 }
 
 /// `flat[i * cols + j]` → `out[i][j]`.
 fn reshape<T>(flat: Vec<T>, rows: usize, cols: usize) -> Vec<Vec<T>> {
     let mut it = flat.into_iter();
-    (0..rows).map(|_| it.by_ref().take(cols).collect()).collect()
+    (0..rows)
+        .map(|_| it.by_ref().take(cols).collect())
+        .collect()
 }
 
 /// `out[i][j][k] = f(unit i, sample j's unit k)`.
 fn pairwise<T>(units: &[T], samples: &[Vec<T>], f: impl Fn(&T, &T) -> f64) -> Vec<Vec<Vec<f64>>> {
     units
         .iter()
-        .map(|u| samples.iter().map(|su| su.iter().map(|s| f(u, s)).collect()).collect())
+        .map(|u| {
+            samples
+                .iter()
+                .map(|su| su.iter().map(|s| f(u, s)).collect())
+                .collect()
+        })
         .collect()
 }

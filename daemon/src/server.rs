@@ -25,7 +25,11 @@ pub struct Server {
 
 impl Server {
     pub fn new(engine: Arc<Engine>, socket: PathBuf) -> Self {
-        Server { engine, socket, stopping: AtomicBool::new(false) }
+        Server {
+            engine,
+            socket,
+            stopping: AtomicBool::new(false),
+        }
     }
 
     /// Binds the socket (directory 0700, socket 0600) and serves until a `shutdown` request.
@@ -91,11 +95,15 @@ impl Server {
             }
         };
         let shutdown = matches!(request, Request::Shutdown);
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(request)));
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(request)));
         let reply = match outcome {
             Ok(Ok(value)) => Reply::ok(value),
             Ok(Err(message)) => Reply::err(message),
-            Err(panic) => Reply::err(format!("internal error in uqd: {}; please report it", panic_message(&panic))),
+            Err(panic) => Reply::err(format!(
+                "internal error in uqd: {}; please report it",
+                panic_message(&panic)
+            )),
         };
         (reply, shutdown)
     }
@@ -110,9 +118,16 @@ impl Server {
                 }
                 to_value(self.engine.nli(&pairs)?)
             }
-            Request::Score { response, samples, options } => {
-                to_value(pipeline::score(&self.engine, &response, &samples, &options)?)
-            }
+            Request::Score {
+                response,
+                samples,
+                options,
+            } => to_value(pipeline::score(
+                &self.engine,
+                &response,
+                &samples,
+                &options,
+            )?),
             Request::Shutdown => Ok(Value::Null),
         }
     }
@@ -177,7 +192,8 @@ fn read_line(reader: &mut BufReader<UnixStream>) -> Result<Option<String>, Reply
 }
 
 fn write_reply(writer: &mut UnixStream, reply: &Reply) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(reply).unwrap_or_else(|_| br#"{"ok":false,"error":"unserialisable reply"}"#.to_vec());
+    let mut line = serde_json::to_vec(reply)
+        .unwrap_or_else(|_| br#"{"ok":false,"error":"unserialisable reply"}"#.to_vec());
     line.push(b'\n');
     writer.write_all(&line)?;
     writer.flush()
@@ -188,8 +204,9 @@ fn write_reply(writer: &mut UnixStream, reply: &Reply) -> std::io::Result<()> {
 pub fn bind(socket: &Path) -> Result<UnixListener, String> {
     if let Some(dir) = socket.parent() {
         if !dir.exists() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("cannot create the socket directory {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                format!("cannot create the socket directory {}: {e}", dir.display())
+            })?;
             let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         }
     }
@@ -218,12 +235,15 @@ pub fn call(socket: &Path, request: &Request, timeout: Duration) -> Result<Value
     stream.set_write_timeout(Some(timeout)).ok();
     let mut line = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     line.push(b'\n');
-    stream.write_all(&line).map_err(|e| format!("cannot send to uqd: {e}"))?;
+    stream
+        .write_all(&line)
+        .map_err(|e| format!("cannot send to uqd: {e}"))?;
     let mut reply = String::new();
     BufReader::new(stream)
         .read_line(&mut reply)
         .map_err(|e| format!("no reply from uqd: {e}"))?;
-    let reply: Reply = serde_json::from_str(&reply).map_err(|e| format!("malformed reply from uqd: {e}"))?;
+    let reply: Reply =
+        serde_json::from_str(&reply).map_err(|e| format!("malformed reply from uqd: {e}"))?;
     if reply.ok {
         Ok(reply.result.unwrap_or(Value::Null))
     } else {

@@ -12,14 +12,21 @@ pub const SQLITE: &str = "/usr/bin/sqlite3";
 pub const PYTHON: &str = "/usr/bin/python3";
 
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .to_path_buf()
 }
 
 /// `dist/`, checked to hold the extension and the daemon.
 pub fn dist() -> PathBuf {
     let d = root().join("dist");
     for f in ["uq0.so", "uqd"] {
-        assert!(d.join(f).exists(), "{} is missing: run `make setup` first", d.join(f).display());
+        assert!(
+            d.join(f).exists(),
+            "{} is missing: run `make setup` first",
+            d.join(f).display()
+        );
     }
     d
 }
@@ -65,13 +72,20 @@ impl Sandbox {
     /// Runs `sql` in `sqlite3 -bail :memory:` with the extension loaded.
     pub fn sqlite(&self, sql: &str) -> Output {
         let script = format!(".load {}\n{sql}\n", ext_path());
-        self.run_stdin(self.command(SQLITE).args(["-bail", "-batch", ":memory:"]), &script)
+        self.run_stdin(
+            self.command(SQLITE).args(["-bail", "-batch", ":memory:"]),
+            &script,
+        )
     }
 
     /// Like `sqlite` but asserts success and returns stdout, trimmed.
     pub fn sqlite_ok(&self, sql: &str) -> String {
         let out = self.sqlite(sql);
-        assert!(out.status.success(), "sqlite3 failed on\n{sql}\nstderr: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "sqlite3 failed on\n{sql}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
@@ -79,7 +93,11 @@ impl Sandbox {
     pub fn sqlite_err(&self, sql: &str) -> String {
         let out = self.sqlite(sql);
         let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert!(!out.status.success() || !stderr.is_empty(), "expected an error from\n{sql}\nstdout: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            !out.status.success() || !stderr.is_empty(),
+            "expected an error from\n{sql}\nstdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         stderr
     }
 
@@ -94,7 +112,11 @@ impl Sandbox {
 
     pub fn python_ok(&self, code: &str) -> String {
         let out = self.python(code);
-        assert!(out.status.success(), "python failed:\n{code}\nstderr: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "python failed:\n{code}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 

@@ -14,21 +14,70 @@ fn assert_err(sb: &Sandbox, sql: &str, needles: &[&str]) {
 fn bad_arguments_give_clear_errors() {
     let sb = Sandbox::new("bad-args");
     let samples = json_lit(&SAMPLES);
-    assert_err(&sb, &format!("SELECT response_confidence(NULL, {samples});"), &["response"]);
-    assert_err(&sb, "SELECT response_confidence('A b.', NULL);", &["samples_json"]);
-    assert_err(&sb, "SELECT response_confidence('A b.', 'not json');", &["samples_json", "JSON"]);
-    assert_err(&sb, "SELECT response_confidence('A b.', '{\"a\":1}');", &["samples_json", "array"]);
-    assert_err(&sb, "SELECT response_confidence('A b.', '[\"ok\", 3]');", &["samples_json", "1"]);
-    assert_err(&sb, "SELECT response_confidence('A b.', '[]');", &["samples_json", "at least one"]);
-    assert_err(&sb, &format!("SELECT response_confidence('A b.', {samples}, '[1]');"), &["options_json", "object"]);
-    assert_err(&sb, &format!("SELECT * FROM uq_unit_scores(NULL, {samples}, NULL);"), &["response"]);
-    assert_err(&sb, "SELECT * FROM uq_unit_scores('A b.', '[1,2]', NULL);", &["samples_json"]);
-    assert_err(&sb, &format!("SELECT response_confidence(X'C328', {samples});"), &["response", "UTF-8"]);
+    assert_err(
+        &sb,
+        &format!("SELECT response_confidence(NULL, {samples});"),
+        &["response"],
+    );
+    assert_err(
+        &sb,
+        "SELECT response_confidence('A b.', NULL);",
+        &["samples_json"],
+    );
+    assert_err(
+        &sb,
+        "SELECT response_confidence('A b.', 'not json');",
+        &["samples_json", "JSON"],
+    );
+    assert_err(
+        &sb,
+        "SELECT response_confidence('A b.', '{\"a\":1}');",
+        &["samples_json", "array"],
+    );
+    assert_err(
+        &sb,
+        "SELECT response_confidence('A b.', '[\"ok\", 3]');",
+        &["samples_json", "1"],
+    );
+    assert_err(
+        &sb,
+        "SELECT response_confidence('A b.', '[]');",
+        &["samples_json", "at least one"],
+    );
+    assert_err(
+        &sb,
+        &format!("SELECT response_confidence('A b.', {samples}, '[1]');"),
+        &["options_json", "object"],
+    );
+    assert_err(
+        &sb,
+        &format!("SELECT * FROM uq_unit_scores(NULL, {samples}, NULL);"),
+        &["response"],
+    );
+    assert_err(
+        &sb,
+        "SELECT * FROM uq_unit_scores('A b.', '[1,2]', NULL);",
+        &["samples_json"],
+    );
+    assert_err(
+        &sb,
+        &format!("SELECT response_confidence(X'C328', {samples});"),
+        &["response", "UTF-8"],
+    );
     assert_err(&sb, "SELECT uq_nli(NULL, 'x');", &["premise"]);
-    assert_err(&sb, "SELECT uq_nli('x', X'FFFE');", &["hypothesis", "UTF-8"]);
-    assert_err(&sb, &format!("SELECT * FROM uq_unit_scores('', {samples}, '{{\"units\":[\"ok\",\"\"]}}');"), &["units[1]"]);
+    assert_err(
+        &sb,
+        "SELECT uq_nli('x', X'FFFE');",
+        &["hypothesis", "UTF-8"],
+    );
+    assert_err(
+        &sb,
+        &format!("SELECT * FROM uq_unit_scores('', {samples}, '{{\"units\":[\"ok\",\"\"]}}');"),
+        &["units[1]"],
+    );
     // The daemon survived all of that and still answers.
-    let ok = sb.sqlite_ok("SELECT json_extract(uq_nli('It rains.', 'It rains.'), '$.entailment') > 0.5;");
+    let ok = sb
+        .sqlite_ok("SELECT json_extract(uq_nli('It rains.', 'It rains.'), '$.entailment') > 0.5;");
     assert_eq!(ok, "1");
 }
 
@@ -64,6 +113,12 @@ fn texts_of_several_megabytes() {
         "WITH RECURSIVE r(n, t) AS (SELECT 1, 'The sky is blue. ' UNION ALL SELECT n + 1, t || t FROM r WHERE n < 18)
          SELECT response_confidence('The sky is blue.', json_array((SELECT t FROM r WHERE n = 18)));",
     );
-    assert!(err.contains("samples_json[0]") && err.contains("MB"), "{err}");
-    assert_eq!(sb.sqlite_ok("SELECT uq_nli('a b', 'a b') IS NOT NULL;"), "1");
+    assert!(
+        err.contains("samples_json[0]") && err.contains("MB"),
+        "{err}"
+    );
+    assert_eq!(
+        sb.sqlite_ok("SELECT uq_nli('a b', 'a b') IS NOT NULL;"),
+        "1"
+    );
 }

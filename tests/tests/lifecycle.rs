@@ -30,18 +30,31 @@ print(first, second, pid != pid2)
     let parts: Vec<&str> = out.split_whitespace().collect();
     assert_eq!(parts.len(), 3, "{out}");
     let (a, b): (f64, f64) = (parts[0].parse().unwrap(), parts[1].parse().unwrap());
-    assert!(a > 0.5 && (a - b).abs() < 1e-9, "same answer before and after the restart: {a} {b}");
+    assert!(
+        a > 0.5 && (a - b).abs() < 1e-9,
+        "same answer before and after the restart: {a} {b}"
+    );
     assert_eq!(parts[2], "True", "a new daemon answered");
 
     // The socket is private to the user.
-    let mode = std::fs::metadata(&sb.socket).expect("socket exists").permissions().mode() & 0o777;
+    let mode = std::fs::metadata(&sb.socket)
+        .expect("socket exists")
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(mode, 0o600);
-    let dir_mode = std::fs::metadata(sb.socket.parent().unwrap()).unwrap().permissions().mode() & 0o777;
+    let dir_mode = std::fs::metadata(sb.socket.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(dir_mode, 0o700);
 
     // `uqd stop` stops it; the socket is removed.
     assert!(sb.uqd(&["stop"]).status.success());
-    assert!(wait_until(Duration::from_secs(10), || sb.daemon_pid().is_none()));
+    assert!(wait_until(Duration::from_secs(10), || sb
+        .daemon_pid()
+        .is_none()));
     assert!(!sb.socket.exists());
     assert!(!sb.uqd(&["status"]).status.success());
 }
@@ -50,7 +63,10 @@ print(first, second, pid != pid2)
 fn missing_daemon_binary_is_a_clear_error() {
     let sb = Sandbox::new("life-nobin").with_env("UQ_DAEMON", "/nonexistent/uqd");
     let err = sb.sqlite_err("SELECT uq_nli('a', 'b');");
-    assert!(err.contains("/nonexistent/uqd") && err.contains("UQ_DAEMON"), "{err}");
+    assert!(
+        err.contains("/nonexistent/uqd") && err.contains("UQ_DAEMON"),
+        "{err}"
+    );
     assert!(err.contains(&sb.socket.display().to_string()), "{err}");
 }
 
@@ -60,12 +76,18 @@ fn daemon_that_cannot_start_reports_why() {
     std::fs::create_dir_all(&empty).unwrap();
     let sb = Sandbox::new("life-badmodel").with_env("UQ_NLI_MODEL", &empty.display().to_string());
     let err = sb.sqlite_err("SELECT uq_nli('a', 'b');");
-    assert!(err.contains("model.onnx"), "the daemon's reason reaches SQL: {err}");
+    assert!(
+        err.contains("model.onnx"),
+        "the daemon's reason reaches SQL: {err}"
+    );
     // uqd itself refuses the directory with a message naming the missing file.
     let out = sb.uqd(&["serve", "--nli-model", &empty.display().to_string()]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("model.onnx") && stderr.contains(&empty.display().to_string()), "{stderr}");
+    assert!(
+        stderr.contains("model.onnx") && stderr.contains(&empty.display().to_string()),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&empty);
 }
 
@@ -102,9 +124,15 @@ print(json.dumps({"errors": errors, "distinct": len(set(results)), "n": len(resu
         assert_eq!(v["distinct"], 1, "every thread got the same scores: {o}");
         firsts.push(v["r"].clone());
     }
-    assert!(firsts.windows(2).all(|w| w[0] == w[1]), "every process got the same scores");
+    assert!(
+        firsts.windows(2).all(|w| w[0] == w[1]),
+        "every process got the same scores"
+    );
     let r = &firsts[0];
-    assert!(r[0].as_f64().unwrap() > r[2].as_f64().unwrap(), "supported unit beats the absurd one: {r}");
+    assert!(
+        r[0].as_f64().unwrap() > r[2].as_f64().unwrap(),
+        "supported unit beats the absurd one: {r}"
+    );
     // Exactly one daemon serves the socket.
     let pid = sb.daemon_pid().expect("daemon running");
     let n = std::fs::read_dir("/proc")

@@ -30,5 +30,8 @@ except sqlite3.OperationalError as e:
     assert!(lines[0].starts_with('v'), "{out}");
     assert_eq!(lines[1], "3 contrasted_entailment", "{out}");
     assert_eq!(lines[2], "True", "geometric mean matches: {out}");
-    assert!(lines[3].starts_with("error:") && lines[3].contains("samples_json"), "{out}");
+    assert!(
+        lines[3].starts_with("error:") && lines[3].contains("samples_json"),
+        "{out}"
+    );
 }

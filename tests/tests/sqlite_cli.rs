@@ -3,30 +3,55 @@
 use uq_integration::*;
 
 fn floats(s: &str) -> Vec<f64> {
-    s.lines().map(|l| l.trim().parse::<f64>().unwrap_or_else(|_| panic!("not a number: {l:?}"))).collect()
+    s.lines()
+        .map(|l| {
+            l.trim()
+                .parse::<f64>()
+                .unwrap_or_else(|_| panic!("not a number: {l:?}"))
+        })
+        .collect()
 }
 
 #[test]
 fn version_sentences_and_debug() {
     let sb = Sandbox::new("cli-basic");
     let v = sb.sqlite_ok("SELECT uq_version();");
-    assert!(v.starts_with('v') && v.contains('.'), "uq_version() = {v:?}");
+    assert!(
+        v.starts_with('v') && v.contains('.'),
+        "uq_version() = {v:?}"
+    );
 
     let rows = sb.sqlite_ok(
         "SELECT idx || '|' || sentence FROM uq_sentences('Dr. Smith went to Washington. He arrived at 5 p.m. on Monday. It cost 3.5 dollars.');",
     );
     assert_eq!(
         rows.lines().collect::<Vec<_>>(),
-        vec!["0|Dr. Smith went to Washington.", "1|He arrived at 5 p.m. on Monday.", "2|It cost 3.5 dollars."]
+        vec![
+            "0|Dr. Smith went to Washington.",
+            "1|He arrived at 5 p.m. on Monday.",
+            "2|It cost 3.5 dollars."
+        ]
     );
-    assert_eq!(sb.sqlite_ok("SELECT count(*) FROM uq_sentences('   ');"), "0");
+    assert_eq!(
+        sb.sqlite_ok("SELECT count(*) FROM uq_sentences('   ');"),
+        "0"
+    );
 
     // uq_debug never starts the daemon; after a daemon-backed call it reports it.
     let before = sb.sqlite_ok("SELECT uq_debug();");
-    assert!(before.contains(&sb.socket.display().to_string()), "{before}");
+    assert!(
+        before.contains(&sb.socket.display().to_string()),
+        "{before}"
+    );
     let after = sb.sqlite_ok("SELECT uq_nli('a', 'a') IS NOT NULL; SELECT uq_debug();");
-    assert!(after.contains("nli-minilm-l6") || after.contains("models/nli"), "debug lacks the model: {after}");
-    assert!(after.contains("cpu") || after.contains("cuda"), "debug lacks the device: {after}");
+    assert!(
+        after.contains("nli-minilm-l6") || after.contains("models/nli"),
+        "debug lacks the model: {after}"
+    );
+    assert!(
+        after.contains("cpu") || after.contains("cuda"),
+        "debug lacks the device: {after}"
+    );
 }
 
 #[test]
@@ -55,9 +80,16 @@ fn unit_scores_rows_and_response_confidence() {
     let rows: Vec<Vec<&str>> = out.lines().map(|l| l.split('|').collect()).collect();
     assert_eq!(rows.len(), 9, "3 sentences x 3 default scorers: {out}");
     let scorers: Vec<&str> = rows[..3].iter().map(|r| r[1]).collect();
-    assert_eq!(scorers, vec!["contrasted_entailment", "entailment", "noncontradiction"]);
+    assert_eq!(
+        scorers,
+        vec!["contrasted_entailment", "entailment", "noncontradiction"]
+    );
     let score = |unit: &str, scorer: &str| -> f64 {
-        rows.iter().find(|r| r[0] == unit && r[1] == scorer).expect("row")[2].parse().expect("f64")
+        rows.iter()
+            .find(|r| r[0] == unit && r[1] == scorer)
+            .expect("row")[2]
+            .parse()
+            .expect("f64")
     };
     for r in &rows {
         let s: f64 = r[2].parse().expect("f64");
@@ -111,23 +143,49 @@ fn matched_unit_scorers_units_option_and_aliases() {
            JOIN uq_unit_scores('', {samples}, '{{\"units\":[\"Marie Curie won the Nobel Prize in Physics in 1903.\",\"Marie Curie invented the telephone in Canada.\"],\"scorers\":[\"matched_entailment\",\"matched_cosine_sim\",\"matched_bert_score\"]}}') b
            ON a.scorer = b.scorer AND a.unit_idx = 0 AND b.unit_idx = 1 ORDER BY a.scorer;"
     ));
-    assert_eq!(cmp.lines().collect::<Vec<_>>(), vec!["matched_bert_score|1", "matched_cosine_sim|1", "matched_entailment|1"]);
+    assert_eq!(
+        cmp.lines().collect::<Vec<_>>(),
+        vec![
+            "matched_bert_score|1",
+            "matched_cosine_sim|1",
+            "matched_entailment|1"
+        ]
+    );
 }
 
 #[test]
 fn options_are_validated_with_the_list_of_valid_names() {
     let sb = Sandbox::new("cli-options");
     let samples = json_lit(&SAMPLES);
-    let err = sb.sqlite_err(&format!("SELECT * FROM uq_unit_scores('A b.', {samples}, '{{\"scorer\":[\"entailment\"]}}');"));
-    assert!(err.contains("scorer") && err.contains("granularity") && err.contains("aggregation"), "{err}");
-    let err = sb.sqlite_err(&format!("SELECT * FROM uq_unit_scores('A b.', {samples}, '{{\"scorers\":[\"bogus\"]}}');"));
-    assert!(err.contains("bogus") && err.contains("matched_bert_score"), "{err}");
-    let err = sb.sqlite_err(&format!("SELECT response_confidence('A b.', {samples}, '{{\"aggregation\":\"median\"}}');"));
-    assert!(err.contains("median") && err.contains("rank_weighted"), "{err}");
+    let err = sb.sqlite_err(&format!(
+        "SELECT * FROM uq_unit_scores('A b.', {samples}, '{{\"scorer\":[\"entailment\"]}}');"
+    ));
+    assert!(
+        err.contains("scorer") && err.contains("granularity") && err.contains("aggregation"),
+        "{err}"
+    );
+    let err = sb.sqlite_err(&format!(
+        "SELECT * FROM uq_unit_scores('A b.', {samples}, '{{\"scorers\":[\"bogus\"]}}');"
+    ));
+    assert!(
+        err.contains("bogus") && err.contains("matched_bert_score"),
+        "{err}"
+    );
+    let err = sb.sqlite_err(&format!(
+        "SELECT response_confidence('A b.', {samples}, '{{\"aggregation\":\"median\"}}');"
+    ));
+    assert!(
+        err.contains("median") && err.contains("rank_weighted"),
+        "{err}"
+    );
     let err = sb.sqlite_err(&format!("SELECT response_confidence('A b.', {samples}, '{{\"scorers\":[\"entailment\",\"noncontradiction\"]}}');"));
     assert!(err.contains("one scorer"), "{err}");
-    let err = sb.sqlite_err(&format!("SELECT response_confidence('A b.', {samples}, '{{\"num_samples\":7}}');"));
+    let err = sb.sqlite_err(&format!(
+        "SELECT response_confidence('A b.', {samples}, '{{\"num_samples\":7}}');"
+    ));
     assert!(err.contains("num_samples") && err.contains('3'), "{err}");
-    let err = sb.sqlite_err(&format!("SELECT response_confidence('A b.', {samples}, '{{\"granularity\":\"claim\"}}');"));
+    let err = sb.sqlite_err(&format!(
+        "SELECT response_confidence('A b.', {samples}, '{{\"granularity\":\"claim\"}}');"
+    ));
     assert!(err.contains("units"), "{err}");
 }

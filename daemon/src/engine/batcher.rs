@@ -41,6 +41,8 @@ pub struct Job {
     pub reply: Sender<Reply>,
 }
 
+type RawRequest = (Vec<Vec<EncodedWindow>>, Sender<Result<usize, String>>);
+
 enum Msg {
     Job(Job),
     /// Run pre-made batches as they are (benchmark ceiling); replies the number of windows run.
@@ -54,13 +56,20 @@ pub struct Batcher {
 
 impl Batcher {
     /// Starts the worker thread, which owns `model`.
-    pub fn start(model: OnnxModel, max_batch: usize, max_wait: Duration) -> Result<Batcher, String> {
+    pub fn start(
+        model: OnnxModel,
+        max_batch: usize,
+        max_wait: Duration,
+    ) -> Result<Batcher, String> {
         let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
         let handle = std::thread::Builder::new()
             .name("uqd-nli-batcher".into())
             .spawn(move || worker(model, rx, max_batch.max(1), max_wait))
             .map_err(|e| format!("cannot start the NLI batcher thread: {e}"))?;
-        Ok(Batcher { tx: Some(tx), handle: Some(handle) })
+        Ok(Batcher {
+            tx: Some(tx),
+            handle: Some(handle),
+        })
     }
 
     /// Queues one window; its logits arrive on `job.reply`.
@@ -85,7 +94,8 @@ impl Batcher {
             .ok_or_else(|| "the NLI batcher is stopped".to_string())?
             .send(Msg::Raw(batches, rtx))
             .map_err(|_| "the NLI batcher thread has stopped".to_string())?;
-        rrx.recv().map_err(|_| "the NLI batcher thread has stopped".to_string())?
+        rrx.recv()
+            .map_err(|_| "the NLI batcher thread has stopped".to_string())?
     }
 }
 
@@ -99,7 +109,13 @@ impl Drop for Batcher {
 }
 
 fn forward(model: &mut OnnxModel, windows: &[&EncodedWindow]) -> Result<Vec<Vec<f32>>, String> {
-    let seqs: Vec<SeqRef<'_>> = windows.iter().map(|w| SeqRef { ids: &w.ids, type_ids: &w.type_ids }).collect();
+    let seqs: Vec<SeqRef<'_>> = windows
+        .iter()
+        .map(|w| SeqRef {
+            ids: &w.ids,
+            type_ids: &w.type_ids,
+        })
+        .collect();
     let out = match catch_unwind(AssertUnwindSafe(|| model.run(&seqs))) {
         Ok(r) => r?,
         Err(_) => return Err("internal error: the NLI forward pass panicked".into()),
@@ -148,7 +164,7 @@ fn run_raw(model: &mut OnnxModel, batches: &[Vec<EncodedWindow>]) -> Result<usiz
 
 fn worker(mut model: OnnxModel, rx: Receiver<Msg>, max_batch: usize, max_wait: Duration) {
     let pool_cap = max_batch.saturating_mul(POOL_BATCHES);
-    let mut raws: Vec<(Vec<Vec<EncodedWindow>>, Sender<Result<usize, String>>)> = Vec::new();
+    let mut raws: Vec<RawRequest> = Vec::new();
     while let Ok(first) = rx.recv() {
         let mut pool: Vec<Job> = Vec::new();
         match first {

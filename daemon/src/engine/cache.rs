@@ -27,7 +27,10 @@ struct Waiter<V> {
 
 impl<V: Clone> Waiter<V> {
     fn new() -> Arc<Self> {
-        Arc::new(Waiter { result: Mutex::new(None), cv: Condvar::new() })
+        Arc::new(Waiter {
+            result: Mutex::new(None),
+            cv: Condvar::new(),
+        })
     }
     fn set(&self, r: Result<V, String>) {
         let mut g = self.result.lock().unwrap_or_else(|e| e.into_inner());
@@ -72,7 +75,15 @@ enum Lookup<V> {
 
 impl<V: Clone> DedupCache<V> {
     pub fn new(cap: Option<usize>, cost_of: fn(&V) -> usize) -> Self {
-        DedupCache { inner: Mutex::new(Inner { map: HashMap::new(), ready: 0, cost: 0 }), cap, cost_of }
+        DedupCache {
+            inner: Mutex::new(Inner {
+                map: HashMap::new(),
+                ready: 0,
+                cost: 0,
+            }),
+            cap,
+            cost_of,
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner<V>> {
@@ -151,7 +162,10 @@ impl<V: Clone> DedupCache<V> {
         let mut out: Vec<Option<V>> = vec![None; keys.len()];
         let mut waits: Vec<(usize, Arc<Waiter<V>>)> = Vec::new();
         let mut owned: Vec<usize> = Vec::new();
-        let mut claims = Claims { cache: self, keys: HashSet::new() };
+        let mut claims = Claims {
+            cache: self,
+            keys: HashSet::new(),
+        };
         for (i, &k) in keys.iter().enumerate() {
             match self.lookup(k) {
                 Lookup::Hit(v) => out[i] = Some(v),
@@ -171,7 +185,11 @@ impl<V: Clone> DedupCache<V> {
                 }
             };
             if vals.len() != owned.len() {
-                let e = format!("internal error: computed {} values for {} keys", vals.len(), owned.len());
+                let e = format!(
+                    "internal error: computed {} values for {} keys",
+                    vals.len(),
+                    owned.len()
+                );
                 claims.fail_all(&e);
                 return Err(e);
             }
@@ -237,7 +255,9 @@ mod tests {
             .unwrap();
         assert_eq!(r, vec![0, 10, 0]);
         assert_eq!(calls.load(Ordering::SeqCst), 2);
-        let r = c.get_or_compute(&[2, 1], |_| panic!("must not compute")).unwrap();
+        let r = c
+            .get_or_compute(&[2, 1], |_| panic!("must not compute"))
+            .unwrap();
         assert_eq!(r, vec![10, 0]);
         assert_eq!(c.len(), 2);
     }
@@ -277,7 +297,8 @@ mod tests {
     #[test]
     fn cost_cap_clears() {
         let c: DedupCache<u32> = DedupCache::new(Some(2), |_| 1);
-        c.get_or_compute(&[1, 2], |i| Ok(i.iter().map(|_| 0).collect())).unwrap();
+        c.get_or_compute(&[1, 2], |i| Ok(i.iter().map(|_| 0).collect()))
+            .unwrap();
         assert_eq!(c.len(), 2);
         c.get_or_compute(&[3], |_| Ok(vec![0])).unwrap();
         assert_eq!(c.len(), 1);

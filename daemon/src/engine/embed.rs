@@ -23,7 +23,11 @@ pub struct EmbedModel {
 }
 
 impl EmbedModel {
-    pub fn load(env: &ort::environment::Environment, dir: &Path, cfg: &Config) -> Result<EmbedModel, String> {
+    pub fn load(
+        env: &ort::environment::Environment,
+        dir: &Path,
+        cfg: &Config,
+    ) -> Result<EmbedModel, String> {
         let d = dir.display().to_string();
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| format!("embedding model {d}: cannot load tokenizer.json: {e}"))?;
@@ -46,16 +50,38 @@ impl EmbedModel {
                     .and_then(|v| v.as_u64())
                     .map(|v| v as u32)
             })
-            .or_else(|| ["[PAD]", "<pad>"].iter().find_map(|t| tokenizer.token_to_id(t)))
+            .or_else(|| {
+                ["[PAD]", "<pad>"]
+                    .iter()
+                    .find_map(|t| tokenizer.token_to_id(t))
+            })
             .unwrap_or(0);
         let max_tokens = cfg.embed_max_tokens.min(max_pos);
         // The file may bake in truncation/padding (128, Fixed 128): override both.
         tokenizer.with_padding(None);
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: max_tokens, ..Default::default() }))
-            .map_err(|e| format!("embedding model {d}: cannot set truncation to {max_tokens} tokens: {e}"))?;
-        let env_model = OnnxModel::load(env, &dir.join("model.onnx"), cfg.threads, cfg.device, "last_hidden_state", pad_id)?;
-        Ok(EmbedModel { tokenizer, model: Mutex::new(env_model), max_batch: cfg.max_batch.max(1), path: d, max_tokens })
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..Default::default()
+            }))
+            .map_err(|e| {
+                format!("embedding model {d}: cannot set truncation to {max_tokens} tokens: {e}")
+            })?;
+        let env_model = OnnxModel::load(
+            env,
+            &dir.join("model.onnx"),
+            cfg.threads,
+            cfg.device,
+            "last_hidden_state",
+            pad_id,
+        )?;
+        Ok(EmbedModel {
+            tokenizer,
+            model: Mutex::new(env_model),
+            max_batch: cfg.max_batch.max(1),
+            path: d,
+            max_tokens,
+        })
     }
 
     pub fn device(&self) -> crate::config::Device {
@@ -66,7 +92,10 @@ impl EmbedModel {
         match catch_unwind(AssertUnwindSafe(|| self.tokenizer.encode(text, true))) {
             Ok(Ok(enc)) => Ok(enc),
             Ok(Err(e)) => Err(format!("cannot tokenize text of {} bytes: {e}", text.len())),
-            Err(_) => Err(format!("internal error: the tokenizer panicked on a text of {} bytes", text.len())),
+            Err(_) => Err(format!(
+                "internal error: the tokenizer panicked on a text of {} bytes",
+                text.len()
+            )),
         }
     }
 
@@ -77,19 +106,26 @@ impl EmbedModel {
         texts: &[&str],
         mut f: impl FnMut(&Encoding, &[f32], usize) -> T,
     ) -> Result<Vec<T>, String> {
-        let encs: Vec<Encoding> = texts.iter().map(|t| self.encode(t)).collect::<Result<_, _>>()?;
+        let encs: Vec<Encoding> = texts
+            .iter()
+            .map(|t| self.encode(t))
+            .collect::<Result<_, _>>()?;
         let mut order: Vec<usize> = (0..encs.len()).collect();
         order.sort_by_key(|&i| encs[i].len());
         let mut out: Vec<Option<T>> = (0..encs.len()).map(|_| None).collect();
         for chunk in order.chunks(self.max_batch) {
             let seqs: Vec<SeqRef<'_>> = chunk
                 .iter()
-                .map(|&i| SeqRef { ids: encs[i].get_ids(), type_ids: encs[i].get_type_ids() })
+                .map(|&i| SeqRef {
+                    ids: encs[i].get_ids(),
+                    type_ids: encs[i].get_type_ids(),
+                })
                 .collect();
             let res = {
                 let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
-                catch_unwind(AssertUnwindSafe(|| m.run(&seqs)))
-                    .map_err(|_| "internal error: the embedding forward pass panicked".to_string())??
+                catch_unwind(AssertUnwindSafe(|| m.run(&seqs))).map_err(|_| {
+                    "internal error: the embedding forward pass panicked".to_string()
+                })??
             };
             if res.shape.len() != 3 || res.shape[0] != chunk.len() || res.shape[2] == 0 {
                 return Err(format!(
@@ -104,7 +140,9 @@ impl EmbedModel {
                 out[i] = Some(f(&encs[i], hidden, h));
             }
         }
-        out.into_iter().map(|o| o.ok_or_else(|| "internal error: missing embedding".to_string())).collect()
+        out.into_iter()
+            .map(|o| o.ok_or_else(|| "internal error: missing embedding".to_string()))
+            .collect()
     }
 
     /// Mean-pooled, L2-normalised sentence embeddings.
@@ -146,6 +184,10 @@ impl EmbedModel {
     /// Number of tokens (special ones excluded) the model sees for `text` (after truncation).
     pub fn count_tokens(&self, text: &str) -> Result<usize, String> {
         let enc = self.encode(text)?;
-        Ok(enc.get_special_tokens_mask().iter().filter(|&&s| s == 0).count())
+        Ok(enc
+            .get_special_tokens_mask()
+            .iter()
+            .filter(|&&s| s == 0)
+            .count())
     }
 }

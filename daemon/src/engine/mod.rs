@@ -31,9 +31,9 @@ use nli::NliText;
 use onnx::OnnxModel;
 
 /// Ready sentence embeddings kept at most (bytes) before that cache is emptied.
-const SENTENCE_CACHE_BYTES: usize = 1 << 30;
+const SENTENCE_CACHE_BYTES: usize = 64 << 20;
 /// Ready token embeddings kept at most (bytes) before that cache is emptied.
-const TOKEN_CACHE_BYTES: usize = 1 << 30;
+const TOKEN_CACHE_BYTES: usize = 256 << 20;
 
 /// What `ping` reports about the engine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -73,7 +73,14 @@ impl Engine {
         }
         let env = ort_env::init(&cfg.ort_lib)?;
         let nli = NliText::load(&cfg.nli_model, cfg.nli_max_tokens)?;
-        let model = OnnxModel::load(&env, &cfg.nli_model.join("model.onnx"), cfg.threads, cfg.device, "logits", nli.pad_id)?;
+        let model = OnnxModel::load(
+            &env,
+            &cfg.nli_model.join("model.onnx"),
+            cfg.threads,
+            cfg.device,
+            "logits",
+            nli.pad_id,
+        )?;
         let device = model.device.as_str().to_string();
         let batcher = Batcher::start(model, cfg.max_batch, Duration::from_millis(cfg.max_wait_ms))?;
         let embed = match &cfg.embed_model {
@@ -86,7 +93,9 @@ impl Engine {
             nli_cache: DedupCache::new(None, |_| 1),
             embed,
             sentence_cache: DedupCache::new(Some(SENTENCE_CACHE_BYTES), |v| v.len() * 4 + 64),
-            token_cache: DedupCache::new(Some(TOKEN_CACHE_BYTES), |v| v.iter().map(|r| r.len() * 4 + 24).sum::<usize>() + 64),
+            token_cache: DedupCache::new(Some(TOKEN_CACHE_BYTES), |v| {
+                v.iter().map(|r| r.len() * 4 + 24).sum::<usize>() + 64
+            }),
             nli_path: cfg.nli_model.display().to_string(),
             device,
             threads: cfg.threads,
@@ -100,10 +109,15 @@ impl Engine {
     /// through the shared batcher.
     pub fn nli(&self, pairs: &[(String, String)]) -> Result<Vec<NliProbs>, String> {
         let keys: Vec<u128> = pairs.iter().map(|(p, h)| pair_key(p, h)).collect();
-        self.nli_cache.get_or_compute(&keys, |owned| self.compute_nli(pairs, owned))
+        self.nli_cache
+            .get_or_compute(&keys, |owned| self.compute_nli(pairs, owned))
     }
 
-    fn compute_nli<'a>(&self, pairs: &'a [(String, String)], owned: &[usize]) -> Result<Vec<NliProbs>, String> {
+    fn compute_nli<'a>(
+        &self,
+        pairs: &'a [(String, String)],
+        owned: &[usize],
+    ) -> Result<Vec<NliProbs>, String> {
         // Tokenise each distinct text once.
         let mut memo: HashMap<&'a str, Arc<Vec<u32>>> = HashMap::new();
         let mut tok = |s: &'a str| -> Result<Arc<Vec<u32>>, String> {
@@ -118,10 +132,12 @@ impl Engine {
         for &i in owned {
             let (p, h) = &pairs[i];
             let (pi, hi) = (tok(p)?, tok(h)?);
-            let plan = self.nli.plan(pi.len(), hi.len()).map_err(|e| format!("NLI pair {i}: {e}"))?;
+            let plan = self
+                .nli
+                .plan(pi.len(), hi.len())
+                .map_err(|e| format!("NLI pair {i}: {e}"))?;
             items.push((pi, hi, plan));
         }
-        drop(tok);
 
         // Stream the windows through the batcher, a bounded number in flight.
         let (tx, rx) = crossbeam_channel::unbounded();
@@ -132,7 +148,11 @@ impl Engine {
             while inflight < cap && item < items.len() {
                 let (pi, hi, plan) = &items[item];
                 let window = self.nli.template.build(&pi[plan.range(win)], hi);
-                self.batcher.submit(Job { window, tag: item, reply: tx.clone() })?;
+                self.batcher.submit(Job {
+                    window,
+                    tag: item,
+                    reply: tx.clone(),
+                })?;
                 inflight += 1;
                 total += 1;
                 win += 1;
@@ -154,21 +174,25 @@ impl Engine {
             inflight -= 1;
             let probs = self.nli.labels.probs(&row?)?;
             let slot = &mut best[tag];
-            if slot.as_ref().is_none_or(|b| probs.entailment > b.entailment) {
+            if slot
+                .as_ref()
+                .is_none_or(|b| probs.entailment > b.entailment)
+            {
                 *slot = Some(probs);
             }
         }
         self.windows_computed.fetch_add(total, Ordering::Relaxed);
-        self.pairs_computed.fetch_add(items.len() as u64, Ordering::Relaxed);
+        self.pairs_computed
+            .fetch_add(items.len() as u64, Ordering::Relaxed);
         best.into_iter()
             .map(|b| b.ok_or_else(|| "internal error: an NLI pair got no result".to_string()))
             .collect()
     }
 
     fn embed_model(&self) -> Result<&EmbedModel, String> {
-        self.embed
-            .as_ref()
-            .ok_or_else(|| "no embedding model loaded: set UQ_EMBED_MODEL or run make setup".to_string())
+        self.embed.as_ref().ok_or_else(|| {
+            "no embedding model loaded: set UQ_EMBED_MODEL or run make setup".to_string()
+        })
     }
 
     /// Mean-pooled, L2-normalised sentence embeddings, in order. Cached by text.
@@ -213,7 +237,11 @@ impl Engine {
         let mut out = Vec::new();
         for (i, (p, h)) in pairs.iter().enumerate() {
             let (pi, hi) = (self.nli.tokenize(p)?, self.nli.tokenize(h)?);
-            out.extend(self.nli.windows(&pi, &hi).map_err(|e| format!("NLI pair {i}: {e}"))?);
+            out.extend(
+                self.nli
+                    .windows(&pi, &hi)
+                    .map_err(|e| format!("NLI pair {i}: {e}"))?,
+            );
         }
         Ok(out)
     }

@@ -30,10 +30,9 @@ impl Labels {
             .ok_or_else(|| format!("NLI model {dir}: config.json has no id2label object: {fix}"))?;
         let mut pairs: Vec<(usize, String)> = Vec::new();
         for (k, v) in map {
-            let id: usize = k
-                .trim()
-                .parse()
-                .map_err(|_| format!("NLI model {dir}: id2label key {k:?} is not an integer: {fix}"))?;
+            let id: usize = k.trim().parse().map_err(|_| {
+                format!("NLI model {dir}: id2label key {k:?} is not an integer: {fix}")
+            })?;
             let name = v
                 .as_str()
                 .ok_or_else(|| format!("NLI model {dir}: id2label[{k}] is not a string: {fix}"))?;
@@ -41,7 +40,9 @@ impl Labels {
         }
         pairs.sort();
         if pairs.is_empty() || pairs.iter().enumerate().any(|(i, (id, _))| *id != i) {
-            return Err(format!("NLI model {dir}: id2label ids must be 0..n-1: {fix}"));
+            return Err(format!(
+                "NLI model {dir}: id2label ids must be 0..n-1: {fix}"
+            ));
         }
         let names: Vec<String> = pairs.into_iter().map(|(_, n)| n).collect();
         let find = |needle: &str| -> Result<usize, String> {
@@ -60,7 +61,9 @@ impl Labels {
                     "NLI model {dir}: no label containing {needle:?} in id2label {names:?}: uqd needs a 3-way \
                      (entailment, neutral, contradiction) NLI model; {fix}"
                 )),
-                _ => Err(format!("NLI model {dir}: several labels contain {needle:?} in id2label {names:?}: {fix}")),
+                _ => Err(format!(
+                    "NLI model {dir}: several labels contain {needle:?} in id2label {names:?}: {fix}"
+                )),
             }
         };
         let labels = Labels {
@@ -82,13 +85,20 @@ impl Labels {
             ));
         }
         let p = softmax(logits);
-        Ok(NliProbs { entailment: p[self.entailment], neutral: p[self.neutral], contradiction: p[self.contradiction] })
+        Ok(NliProbs {
+            entailment: p[self.entailment],
+            neutral: p[self.neutral],
+            contradiction: p[self.contradiction],
+        })
     }
 }
 
 /// Numerically stable softmax in f64. Non-finite logits give a uniform distribution.
 pub fn softmax(logits: &[f32]) -> Vec<f64> {
-    let m = logits.iter().map(|&x| x as f64).fold(f64::NEG_INFINITY, f64::max);
+    let m = logits
+        .iter()
+        .map(|&x| x as f64)
+        .fold(f64::NEG_INFINITY, f64::max);
     if !m.is_finite() || logits.iter().any(|x| !x.is_finite()) {
         return vec![1.0 / logits.len().max(1) as f64; logits.len()];
     }
@@ -115,10 +125,16 @@ impl PairTemplate {
             .encode(("hello", "world"), true)
             .map_err(|e| format!("the NLI tokenizer cannot encode a pair: {e}"))?;
         let (ids, types, seq) = (enc.get_ids(), enc.get_type_ids(), enc.get_sequence_ids());
-        let mut t = PairTemplate { prefix: vec![], middle: vec![], suffix: vec![], a_type: 0, b_type: 0 };
+        let mut t = PairTemplate {
+            prefix: vec![],
+            middle: vec![],
+            suffix: vec![],
+            a_type: 0,
+            b_type: 0,
+        };
         let (mut seen_a, mut seen_b) = (false, false);
-        for i in 0..ids.len() {
-            let it = (ids[i], types.get(i).copied().unwrap_or(0));
+        for (i, &id) in ids.iter().enumerate() {
+            let it = (id, types.get(i).copied().unwrap_or(0));
             match seq.get(i).copied().flatten() {
                 Some(0) => {
                     if seen_b {
@@ -143,7 +159,9 @@ impl PairTemplate {
             }
         }
         if !seen_a || !seen_b {
-            return Err("the NLI tokenizer does not encode pairs (no second sequence in its output)".into());
+            return Err(
+                "the NLI tokenizer does not encode pairs (no second sequence in its output)".into(),
+            );
         }
         Ok(t)
     }
@@ -216,7 +234,10 @@ impl NliText {
         let cfg: serde_json::Value = serde_json::from_str(&cfg_text)
             .map_err(|e| format!("NLI model {d}: config.json is not valid JSON: {e}"))?;
         let labels = Labels::from_config(&cfg, &d)?;
-        let max_pos = cfg.get("max_position_embeddings").and_then(|v| v.as_u64()).map(|v| v as usize);
+        let max_pos = cfg
+            .get("max_position_embeddings")
+            .and_then(|v| v.as_u64())
+            .map(|v| v as usize);
         let window = match (max_tokens, max_pos) {
             (Some(w), Some(m)) if w > m => {
                 return Err(format!(
@@ -233,18 +254,35 @@ impl NliText {
         let pad_id = tokenizer
             .get_padding()
             .map(|p| p.pad_id)
-            .or_else(|| cfg.get("pad_token_id").and_then(|v| v.as_u64()).map(|v| v as u32))
-            .or_else(|| ["[PAD]", "<pad>"].iter().find_map(|t| tokenizer.token_to_id(t)))
+            .or_else(|| {
+                cfg.get("pad_token_id")
+                    .and_then(|v| v.as_u64())
+                    .map(|v| v as u32)
+            })
+            .or_else(|| {
+                ["[PAD]", "<pad>"]
+                    .iter()
+                    .find_map(|t| tokenizer.token_to_id(t))
+            })
             .unwrap_or(0);
         tokenizer
             .with_truncation(None)
             .map_err(|e| format!("NLI model {d}: cannot disable truncation: {e}"))?;
         tokenizer.with_padding(None);
-        let template = PairTemplate::from_tokenizer(&tokenizer).map_err(|e| format!("NLI model {d}: {e}"))?;
+        let template =
+            PairTemplate::from_tokenizer(&tokenizer).map_err(|e| format!("NLI model {d}: {e}"))?;
         if window < template.overhead() + 2 {
-            return Err(format!("NLI window of {window} tokens is too small for this model"));
+            return Err(format!(
+                "NLI window of {window} tokens is too small for this model"
+            ));
         }
-        Ok(NliText { tokenizer, template, window, labels, pad_id })
+        Ok(NliText {
+            tokenizer,
+            template,
+            window,
+            labels,
+            pad_id,
+        })
     }
 
     /// Token ids of `text` without special tokens.
@@ -252,7 +290,10 @@ impl NliText {
         match catch_unwind(AssertUnwindSafe(|| self.tokenizer.encode(text, false))) {
             Ok(Ok(enc)) => Ok(enc.get_ids().to_vec()),
             Ok(Err(e)) => Err(format!("cannot tokenize text of {} bytes: {e}", text.len())),
-            Err(_) => Err(format!("internal error: the tokenizer panicked on a text of {} bytes", text.len())),
+            Err(_) => Err(format!(
+                "internal error: the tokenizer panicked on a text of {} bytes",
+                text.len()
+            )),
         }
     }
 
@@ -261,7 +302,12 @@ impl NliText {
     pub fn plan(&self, premise_len: usize, hyp_len: usize) -> Result<WindowPlan, String> {
         let oh = self.template.overhead();
         if premise_len + hyp_len + oh <= self.window {
-            return Ok(WindowPlan { budget: premise_len, stride: premise_len.max(1), count: 1, premise_len });
+            return Ok(WindowPlan {
+                budget: premise_len,
+                stride: premise_len.max(1),
+                count: 1,
+                premise_len,
+            });
         }
         if hyp_len + oh >= self.window {
             return Err(format!(
@@ -274,13 +320,20 @@ impl NliText {
         let budget = self.window - oh - hyp_len;
         let stride = (budget / 2).max(1);
         let count = 1 + (premise_len - budget).div_ceil(stride);
-        Ok(WindowPlan { budget, stride, count, premise_len })
+        Ok(WindowPlan {
+            budget,
+            stride,
+            count,
+            premise_len,
+        })
     }
 
     /// All windows of one pair of token sequences.
     pub fn windows(&self, premise: &[u32], hyp: &[u32]) -> Result<Vec<EncodedWindow>, String> {
         let plan = self.plan(premise.len(), hyp.len())?;
-        Ok((0..plan.count).map(|k| self.template.build(&premise[plan.range(k)], hyp)).collect())
+        Ok((0..plan.count)
+            .map(|k| self.template.build(&premise[plan.range(k)], hyp))
+            .collect())
     }
 }
 
@@ -301,10 +354,14 @@ mod tests {
         assert!(p.entailment > 0.99);
         assert!((p.entailment + p.neutral + p.contradiction - 1.0).abs() < 1e-12);
         let bad = serde_json::json!({"id2label": {"0": "LABEL_0", "1": "LABEL_1", "2": "LABEL_2"}});
-        assert!(Labels::from_config(&bad, "d").unwrap_err().contains("entail"));
+        assert!(Labels::from_config(&bad, "d")
+            .unwrap_err()
+            .contains("entail"));
         let two = serde_json::json!({"id2label": {"0": "entailment", "1": "not_entailment"}});
         assert!(Labels::from_config(&two, "d").is_err());
-        assert!(Labels::from_config(&serde_json::json!({}), "d").unwrap_err().contains("id2label"));
+        assert!(Labels::from_config(&serde_json::json!({}), "d")
+            .unwrap_err()
+            .contains("id2label"));
         assert!(l.probs(&[1.0, 2.0]).is_err());
     }
 

@@ -74,19 +74,28 @@ impl OnnxModel {
                 }
             };
             let ty = match inp.dtype() {
-                ValueType::Tensor { ty: TensorElementType::Int64, .. } => IntType::I64,
-                ValueType::Tensor { ty: TensorElementType::Int32, .. } => IntType::I32,
+                ValueType::Tensor {
+                    ty: TensorElementType::Int64,
+                    ..
+                } => IntType::I64,
+                ValueType::Tensor {
+                    ty: TensorElementType::Int32,
+                    ..
+                } => IntType::I32,
                 other => {
                     return Err(format!(
-                        "model {} input {name:?} has type {other:?}; expected an int64 or int32 tensor",
-                        model_path.display()
-                    ))
+                    "model {} input {name:?} has type {other:?}; expected an int64 or int32 tensor",
+                    model_path.display()
+                ))
                 }
             };
             inputs.push((name, kind, ty));
         }
         if !inputs.iter().any(|(_, k, _)| *k == InputKind::Ids) {
-            return Err(format!("model {} has no input named input_ids", model_path.display()));
+            return Err(format!(
+                "model {} has no input named input_ids",
+                model_path.display()
+            ));
         }
         let output = session
             .outputs()
@@ -113,11 +122,15 @@ impl OnnxModel {
     /// Runs one forward pass over `seqs`, right-padded to the longest (pad id, attention 0, type 0).
     pub fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
         if seqs.is_empty() {
-            return Ok(Output { shape: vec![0], data: Vec::new() });
+            return Ok(Output {
+                shape: vec![0],
+                data: Vec::new(),
+            });
         }
         let b = seqs.len();
         let l = seqs.iter().map(|s| s.ids.len()).max().unwrap_or(0).max(1);
-        let mut values: Vec<(String, SessionInputValue<'static>)> = Vec::with_capacity(self.inputs.len());
+        let mut values: Vec<(String, SessionInputValue<'static>)> =
+            Vec::with_capacity(self.inputs.len());
         for (name, kind, ty) in &self.inputs {
             let mut data: Vec<i64> = Vec::with_capacity(b * l);
             for s in seqs {
@@ -139,10 +152,14 @@ impl OnnxModel {
             }
             let shape = vec![b as i64, l as i64];
             let v: DynValue = match ty {
-                IntType::I64 => Tensor::from_array((shape, data)).map_err(|e| e.to_string())?.into_dyn(),
+                IntType::I64 => Tensor::from_array((shape, data))
+                    .map_err(|e| e.to_string())?
+                    .into_dyn(),
                 IntType::I32 => {
                     let d: Vec<i32> = data.into_iter().map(|x| x as i32).collect();
-                    Tensor::from_array((shape, d)).map_err(|e| e.to_string())?.into_dyn()
+                    Tensor::from_array((shape, d))
+                        .map_err(|e| e.to_string())?
+                        .into_dyn()
                 }
             };
             values.push((name.clone(), SessionInputValue::from(v)));
@@ -154,13 +171,22 @@ impl OnnxModel {
         let out = outputs
             .get(&self.output)
             .ok_or_else(|| format!("model {} produced no output {:?}", self.path, self.output))?;
-        let (shape, data) = out
-            .try_extract_tensor::<f32>()
-            .map_err(|e| format!("output {:?} of {} is not a float32 tensor: {e}", self.output, self.path))?;
+        let (shape, data) = out.try_extract_tensor::<f32>().map_err(|e| {
+            format!(
+                "output {:?} of {} is not a float32 tensor: {e}",
+                self.output, self.path
+            )
+        })?;
         let shape: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
         if shape.first().copied() != Some(b) {
-            return Err(format!("output {:?} of {} has shape {shape:?}; expected batch {b}", self.output, self.path));
+            return Err(format!(
+                "output {:?} of {} has shape {shape:?}; expected batch {b}",
+                self.output, self.path
+            ));
         }
-        Ok(Output { shape, data: data.to_vec() })
+        Ok(Output {
+            shape,
+            data: data.to_vec(),
+        })
     }
 }

@@ -60,8 +60,18 @@ pub struct LoadedSession {
 
 /// Builds a session for `model` with `threads` intra-op threads. `Device::Cuda` tries the CUDA
 /// execution provider and falls back to the CPU, logging the reason to stderr.
-pub fn build_session(env: &Environment, model: &Path, threads: usize, device: Device) -> Result<LoadedSession, String> {
-    let err = |e: String| format!("cannot create an ONNX Runtime session for {}: {e}", model.display());
+pub fn build_session(
+    env: &Environment,
+    model: &Path,
+    threads: usize,
+    device: Device,
+) -> Result<LoadedSession, String> {
+    let err = |e: String| {
+        format!(
+            "cannot create an ONNX Runtime session for {}: {e}",
+            model.display()
+        )
+    };
     let base = || -> Result<ort::session::builder::SessionBuilder, String> {
         Session::builder(env)
             .map_err(|e| err(e.to_string()))?
@@ -70,6 +80,9 @@ pub fn build_session(env: &Environment, model: &Path, threads: usize, device: De
             .with_intra_threads(threads.max(1))
             .map_err(|e| err(e.to_string()))?
             .with_inter_threads(1)
+            .map_err(|e| err(e.to_string()))?
+            // No busy-waiting between batches: the daemon shares its cores with its clients.
+            .with_intra_op_spinning(false)
             .map_err(|e| err(e.to_string()))
     };
     let commit = |mut b: ort::session::builder::SessionBuilder| -> Result<Session, String> {
@@ -82,12 +95,20 @@ pub fn build_session(env: &Environment, model: &Path, threads: usize, device: De
         let cuda = ort::ep::CUDA::default().build().error_on_failure();
         match b.with_execution_providers([cuda]) {
             Ok(b) => match commit(b) {
-                Ok(session) => return Ok(LoadedSession { session, device: Device::Cuda }),
+                Ok(session) => {
+                    return Ok(LoadedSession {
+                        session,
+                        device: Device::Cuda,
+                    })
+                }
                 Err(e) => eprintln!("uqd: CUDA unavailable ({e}), using CPU"),
             },
             Err(e) => eprintln!("uqd: CUDA unavailable ({}), using CPU", e.message()),
         }
     }
     let session = commit(base()?)?;
-    Ok(LoadedSession { session, device: Device::Cpu })
+    Ok(LoadedSession {
+        session,
+        device: Device::Cpu,
+    })
 }

@@ -1,5 +1,6 @@
 //! Engine tests with the real models. Paths: UQ_ORT_LIB / UQ_NLI_MODEL / UQ_EMBED_MODEL, else
-//! /tmp/rt/{lib/libonnxruntime.so.1.31.1, models/nli, models/embed}. Missing files fail the tests.
+//! the repository's dist/{lib/libonnxruntime.so.1.31.1, models/nli, models/embed} that
+//! `make setup` builds. Missing files fail the tests.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,11 +12,15 @@ use super::*;
 use crate::config::{Config, Device};
 
 fn path(var: &str, default: &str) -> PathBuf {
-    let p = std::env::var(var).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| default.to_string());
-    let p = PathBuf::from(p);
+    let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist");
+    let p = std::env::var(var)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dist.join(default));
     assert!(
         p.exists(),
-        "test model file {} is missing: set {var} or provide {default} (see /work/shared/models/README.md)",
+        "test model file {} is missing: run `make setup` or set {var}",
         p.display()
     );
     p
@@ -24,9 +29,9 @@ fn path(var: &str, default: &str) -> PathBuf {
 fn test_config() -> Config {
     Config {
         socket: PathBuf::from("/tmp/uqd-test.sock"),
-        nli_model: path("UQ_NLI_MODEL", "/tmp/rt/models/nli"),
-        embed_model: Some(path("UQ_EMBED_MODEL", "/tmp/rt/models/embed")),
-        ort_lib: path("UQ_ORT_LIB", "/tmp/rt/lib/libonnxruntime.so.1.31.1"),
+        nli_model: path("UQ_NLI_MODEL", "models/nli"),
+        embed_model: Some(path("UQ_EMBED_MODEL", "models/embed")),
+        ort_lib: path("UQ_ORT_LIB", "lib/libonnxruntime.so.1.31.1"),
         device: Device::Cpu,
         threads: 2,
         max_batch: 8,
@@ -36,7 +41,8 @@ fn test_config() -> Config {
     }
 }
 
-static ENGINE: Lazy<Engine> = Lazy::new(|| Engine::load(&test_config()).unwrap_or_else(|e| panic!("Engine::load: {e}")));
+static ENGINE: Lazy<Engine> =
+    Lazy::new(|| Engine::load(&test_config()).unwrap_or_else(|e| panic!("Engine::load: {e}")));
 
 fn pair(p: &str, h: &str) -> (String, String) {
     (p.to_string(), h.to_string())
@@ -62,7 +68,9 @@ const NOBODY: &str = "Nobody is playing music.";
 
 #[test]
 fn entailment_and_contradiction() {
-    let r = ENGINE.nli(&[pair(GUITAR, INSTRUMENT), pair(GUITAR, NOBODY)]).unwrap();
+    let r = ENGINE
+        .nli(&[pair(GUITAR, INSTRUMENT), pair(GUITAR, NOBODY)])
+        .unwrap();
     assert!(r[0].entailment > 0.5, "{:?}", r[0]);
     assert!(r[1].contradiction > 0.5, "{:?}", r[1]);
     r.iter().for_each(sums_to_one);
@@ -75,7 +83,12 @@ fn entailment_and_contradiction() {
 #[test]
 fn cuda_request_falls_back_to_cpu() {
     // The PyPI onnxruntime build has no CUDA provider: the session falls back to the CPU (and says why on stderr).
-    let e = Engine::load(&Config { device: Device::Cuda, embed_model: None, ..test_config() }).unwrap();
+    let e = Engine::load(&Config {
+        device: Device::Cuda,
+        embed_model: None,
+        ..test_config()
+    })
+    .unwrap();
     let dev = e.info().device;
     assert!(dev == "cpu" || dev == "cuda", "{dev}");
     let r = e.nli(&[pair(GUITAR, INSTRUMENT)]).unwrap();
@@ -89,15 +102,25 @@ fn permuted_labels_give_permuted_reading() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for f in ["model.onnx", "tokenizer.json"] {
-        std::os::unix::fs::symlink(base.nli_model.join(f).canonicalize().unwrap(), dir.join(f)).unwrap();
+        std::os::unix::fs::symlink(base.nli_model.join(f).canonicalize().unwrap(), dir.join(f))
+            .unwrap();
     }
     let mut cfg: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(base.nli_model.join("config.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(base.nli_model.join("config.json")).unwrap())
+            .unwrap();
     // The real order is 0 contradiction, 1 entailment, 2 neutral: claim 0 entailment, 1 neutral, 2 contradiction.
     cfg["id2label"] = serde_json::json!({"0": "ENTAILMENT", "1": "NEUTRAL", "2": "CONTRADICTION"});
     std::fs::write(dir.join("config.json"), cfg.to_string()).unwrap();
-    let permuted = Engine::load(&Config { nli_model: dir.clone(), embed_model: None, ..base }).unwrap();
-    assert_eq!(permuted.info().labels, vec!["ENTAILMENT", "NEUTRAL", "CONTRADICTION"]);
+    let permuted = Engine::load(&Config {
+        nli_model: dir.clone(),
+        embed_model: None,
+        ..base
+    })
+    .unwrap();
+    assert_eq!(
+        permuted.info().labels,
+        vec!["ENTAILMENT", "NEUTRAL", "CONTRADICTION"]
+    );
     let pairs = [pair(GUITAR, INSTRUMENT), pair(GUITAR, NOBODY)];
     let a = ENGINE.nli(&pairs).unwrap();
     let b = permuted.nli(&pairs).unwrap();
@@ -115,9 +138,16 @@ fn permuted_labels_give_permuted_reading() {
 #[test]
 fn template_matches_tokenizer_pair_encoding() {
     let t = &ENGINE.nli;
-    for (p, h) in [(GUITAR, INSTRUMENT), ("", "x"), ("Émile Zola wrote Germinal in 1885!", ""), ("a  b\tc", "日本語のテキスト")] {
+    for (p, h) in [
+        (GUITAR, INSTRUMENT),
+        ("", "x"),
+        ("Émile Zola wrote Germinal in 1885!", ""),
+        ("a  b\tc", "日本語のテキスト"),
+    ] {
         let enc = t.tokenizer.encode((p, h), true).unwrap();
-        let w = t.template.build(&t.tokenize(p).unwrap(), &t.tokenize(h).unwrap());
+        let w = t
+            .template
+            .build(&t.tokenize(p).unwrap(), &t.tokenize(h).unwrap());
         assert_eq!(w.ids, enc.get_ids(), "{p:?} {h:?}");
         assert_eq!(w.type_ids, enc.get_type_ids(), "{p:?} {h:?}");
     }
@@ -126,11 +156,40 @@ fn template_matches_tokenizer_pair_encoding() {
 }
 
 fn filler(n_sentences: usize) -> String {
-    let subjects = ["The city council", "A local bakery", "The weather service", "Several students", "The museum", "A train company"];
-    let verbs = ["announced", "reported", "discussed", "published", "planned", "reviewed"];
-    let objects = ["a new budget", "the opening hours", "a rainfall forecast", "a history exhibition", "the timetable", "a recycling scheme"];
+    let subjects = [
+        "The city council",
+        "A local bakery",
+        "The weather service",
+        "Several students",
+        "The museum",
+        "A train company",
+    ];
+    let verbs = [
+        "announced",
+        "reported",
+        "discussed",
+        "published",
+        "planned",
+        "reviewed",
+    ];
+    let objects = [
+        "a new budget",
+        "the opening hours",
+        "a rainfall forecast",
+        "a history exhibition",
+        "the timetable",
+        "a recycling scheme",
+    ];
     (0..n_sentences)
-        .map(|i| format!("{} {} {} on day {}.", subjects[i % 6], verbs[(i / 6) % 6], objects[(i / 36 + i) % 6], i + 1))
+        .map(|i| {
+            format!(
+                "{} {} {} on day {}.",
+                subjects[i % 6],
+                verbs[(i / 6) % 6],
+                objects[(i / 36 + i) % 6],
+                i + 1
+            )
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -159,25 +218,47 @@ fn batch_equals_single() {
     let pairs: Vec<(String, String)> = vec![
         pair(GUITAR, INSTRUMENT),
         pair(GUITAR, NOBODY),
-        pair("The Eiffel Tower is in Paris and was completed in 1889 for the World's Fair.", "The tower is in France."),
-        pair("She bought three apples at the market.", "She bought fruit."),
+        pair(
+            "The Eiffel Tower is in Paris and was completed in 1889 for the World's Fair.",
+            "The tower is in France.",
+        ),
+        pair(
+            "She bought three apples at the market.",
+            "She bought fruit.",
+        ),
         pair("", "Empty premise."),
         pair(&filler(12), "The museum opened an exhibition."),
     ];
     let all: Vec<usize> = (0..pairs.len()).collect();
     let batched = ENGINE.compute_nli(&pairs, &all).unwrap();
-    for i in 0..pairs.len() {
+    for (i, b) in batched.iter().enumerate() {
         let single = ENGINE.compute_nli(&pairs, &[i]).unwrap();
-        assert!(close(&single[0], &batched[i], 1e-5), "pair {i}: {:?} vs {:?}", single[0], batched[i]);
+        assert!(
+            close(&single[0], b, 1e-5),
+            "pair {i}: {:?} vs {b:?}",
+            single[0]
+        );
     }
 }
 
 #[test]
 fn cache_hits_do_not_recompute() {
-    let engine = Engine::load(&Config { embed_model: None, ..test_config() }).unwrap();
-    let pairs = vec![pair(GUITAR, INSTRUMENT), pair("Water boils at 100 degrees.", "Water boils."), pair(GUITAR, INSTRUMENT)];
+    let engine = Engine::load(&Config {
+        embed_model: None,
+        ..test_config()
+    })
+    .unwrap();
+    let pairs = vec![
+        pair(GUITAR, INSTRUMENT),
+        pair("Water boils at 100 degrees.", "Water boils."),
+        pair(GUITAR, INSTRUMENT),
+    ];
     let a = engine.nli(&pairs).unwrap();
-    assert_eq!(engine.nli_pairs_computed(), 2, "duplicate pair in one call computed once");
+    assert_eq!(
+        engine.nli_pairs_computed(),
+        2,
+        "duplicate pair in one call computed once"
+    );
     assert_eq!(engine.info().nli_cache_entries, 2);
     assert_eq!(a[0], a[2]);
     let b = engine.nli(&pairs).unwrap();
@@ -195,10 +276,15 @@ fn concurrent_callers() {
         pair(GUITAR, NOBODY),
         pair("A dog runs across the park.", "An animal is moving."),
         pair("A dog runs across the park.", "The dog is sleeping."),
-        pair("The child is reading a book in the library.", "A kid reads."),
+        pair(
+            "The child is reading a book in the library.",
+            "A kid reads.",
+        ),
     ];
     // Expected values, computed one by one without the cache.
-    let expected: Vec<NliProbs> = (0..pairs.len()).map(|i| ENGINE.compute_nli(&pairs, &[i]).unwrap()[0].clone()).collect();
+    let expected: Vec<NliProbs> = (0..pairs.len())
+        .map(|i| ENGINE.compute_nli(&pairs, &[i]).unwrap()[0])
+        .collect();
     let pairs = Arc::new(pairs);
     let expected = Arc::new(expected);
     let handles: Vec<_> = (0..8)
@@ -208,9 +294,13 @@ fn concurrent_callers() {
             std::thread::spawn(move || {
                 for round in 0..3 {
                     // Each thread asks its own rotation, plus one pair unique to it.
-                    let mut mine: Vec<(String, String)> =
-                        (0..pairs.len()).map(|k| pairs[(k + t + round) % pairs.len()].clone()).collect();
-                    mine.push(pair(&format!("Thread {t} says the sky is blue."), "The sky is blue."));
+                    let mut mine: Vec<(String, String)> = (0..pairs.len())
+                        .map(|k| pairs[(k + t + round) % pairs.len()].clone())
+                        .collect();
+                    mine.push(pair(
+                        &format!("Thread {t} says the sky is blue."),
+                        "The sky is blue.",
+                    ));
                     let r = ENGINE.nli(&mine).unwrap();
                     for k in 0..pairs.len() {
                         let e = &expected[(k + t + round) % pairs.len()];
@@ -236,7 +326,10 @@ fn odd_inputs_do_not_panic() {
         "ﷺ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ǅ ß ﬁ",
         "\n\n\t\r",
     ];
-    let pairs: Vec<(String, String)> = odd.iter().flat_map(|a| odd.iter().map(move |b| pair(a, b))).collect();
+    let pairs: Vec<(String, String)> = odd
+        .iter()
+        .flat_map(|a| odd.iter().map(move |b| pair(a, b)))
+        .collect();
     let r = ENGINE.nli(&pairs).unwrap();
     r.iter().for_each(sums_to_one);
     let texts: Vec<String> = odd.iter().map(|s| s.to_string()).collect();
@@ -254,7 +347,10 @@ fn huge_inputs() {
     // A unit longer than the window is an error (it is never truncated).
     let huge = "word ".repeat(60_000); // 300 kB (several MB: see `several_megabytes`)
     let e = ENGINE.nli(&[pair("premise", &huge)]).unwrap_err();
-    assert!(e.contains("does not fit the NLI window of 512 tokens"), "{e}");
+    assert!(
+        e.contains("does not fit the NLI window of 512 tokens"),
+        "{e}"
+    );
     // The error did not poison the cache: the same pair errors again.
     assert!(ENGINE.nli(&[pair("premise", &huge)]).is_err());
     // A long premise is windowed; the entailing sentence sits in a middle window.
@@ -262,7 +358,9 @@ fn huge_inputs() {
     let r = ENGINE.nli(&[pair(&premise, INSTRUMENT)]).unwrap();
     assert!(r[0].entailment > 0.5, "{:?}", r[0]);
     // A huge text for embeddings is truncated to 256 tokens.
-    let e = ENGINE.token_embeddings(&[huge.clone()]).unwrap();
+    let e = ENGINE
+        .token_embeddings(std::slice::from_ref(&huge))
+        .unwrap();
     assert_eq!(e[0].len(), 254);
     let s = ENGINE.embed(&[huge]).unwrap();
     assert_eq!(s[0].len(), 384);
@@ -279,10 +377,14 @@ fn several_megabytes() {
     eprintln!("4 MB hypothesis rejected in {:?}", t0.elapsed());
     let t0 = std::time::Instant::now();
     let windows = ENGINE.nli_encode(&[pair(&huge, INSTRUMENT)]).unwrap();
-    eprintln!("4 MB premise: {} windows encoded in {:?}", windows.len(), t0.elapsed());
+    eprintln!(
+        "4 MB premise: {} windows encoded in {:?}",
+        windows.len(),
+        t0.elapsed()
+    );
     assert!(windows.iter().all(|w| w.len() <= 512));
     let t0 = std::time::Instant::now();
-    let s = ENGINE.embed(&[huge.clone()]).unwrap();
+    let s = ENGINE.embed(std::slice::from_ref(&huge)).unwrap();
     assert_eq!(s[0].len(), 384);
     let t = ENGINE.token_embeddings(&[huge]).unwrap();
     assert_eq!(t[0].len(), 254);
@@ -295,8 +397,14 @@ fn cos(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn sentence_embeddings() {
-    let texts: Vec<String> =
-        ["The cat sits on the mat.", "A cat is sitting on a mat.", "Stock prices fell sharply."].iter().map(|s| s.to_string()).collect();
+    let texts: Vec<String> = [
+        "The cat sits on the mat.",
+        "A cat is sitting on a mat.",
+        "Stock prices fell sharply.",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     let e = ENGINE.embed(&texts).unwrap();
     for v in &e {
         assert_eq!(v.len(), 384);
@@ -306,18 +414,33 @@ fn sentence_embeddings() {
     let (near, far) = (cos(&e[0], &e[1]), cos(&e[0], &e[2]));
     assert!(near > far + 0.3, "near {near} far {far}");
     // Batched and cached results equal single ones.
-    let single = ENGINE.embed(&texts[2..].to_vec()).unwrap();
+    let single = ENGINE.embed(&texts[2..]).unwrap();
     assert!(Arc::ptr_eq(&single[0], &e[2]) || single[0] == e[2]);
     assert!(ENGINE.info().embed_cache_entries >= 3);
     let m = ENGINE.embed_model().unwrap();
     let one = m.sentence(&["Stock prices fell sharply."]).unwrap();
-    let many = m.sentence(&["Stock prices fell sharply.", "The cat sits on the mat, and a dog watches it from the sofa."]).unwrap();
-    assert!(one[0].iter().zip(many[0].iter()).all(|(a, b)| (a - b).abs() < 1e-5));
+    let many = m
+        .sentence(&[
+            "Stock prices fell sharply.",
+            "The cat sits on the mat, and a dog watches it from the sofa.",
+        ])
+        .unwrap();
+    assert!(one[0]
+        .iter()
+        .zip(many[0].iter())
+        .all(|(a, b)| (a - b).abs() < 1e-5));
 }
 
 #[test]
 fn token_embeddings_exclude_special_tokens() {
-    let texts: Vec<String> = ["The cat sits on the mat.", "Tokenization of unbelievably long words", ""].iter().map(|s| s.to_string()).collect();
+    let texts: Vec<String> = [
+        "The cat sits on the mat.",
+        "Tokenization of unbelievably long words",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     let t = ENGINE.token_embeddings(&texts).unwrap();
     let tok = &ENGINE.embed_model().unwrap().tokenizer;
     for (text, emb) in texts.iter().zip(&t) {
@@ -345,22 +468,35 @@ fn cpu_seconds() -> f64 {
 #[ignore]
 fn bench_nli_selfcheck() {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let data = var("UQ_BENCH_DATA").unwrap_or_else(|| "/work/shared/data/selfcheck_wikibio_dev.jsonl".into());
-    let n_pairs: usize = var("UQ_BENCH_PAIRS").and_then(|v| v.parse().ok()).unwrap_or(160);
-    let reps: usize = var("UQ_BENCH_REPS").and_then(|v| v.parse().ok()).unwrap_or(3);
-    let threads: usize = var("UQ_BENCH_THREADS").and_then(|v| v.parse().ok()).unwrap_or(2);
+    let data = var("UQ_BENCH_DATA")
+        .unwrap_or_else(|| "/work/shared/data/selfcheck_wikibio_dev.jsonl".into());
+    let n_pairs: usize = var("UQ_BENCH_PAIRS")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(160);
+    let reps: usize = var("UQ_BENCH_REPS")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let threads: usize = var("UQ_BENCH_THREADS")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
     let batches: Vec<usize> = var("UQ_BENCH_BATCHES")
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![8, 16, 32]);
     let text = std::fs::read_to_string(&data).unwrap_or_else(|e| panic!("{data}: {e}"));
     // Pairs spread over passages: sample j of passage i with all its sentences.
     let mut all = Vec::new();
-    let recs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let recs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     for j in 0..20 {
         for r in &recs {
             if let Some(s) = r["gpt3_text_samples"].as_array().and_then(|a| a.get(j)) {
                 for h in r["gpt3_sentences"].as_array().unwrap() {
-                    all.push((s.as_str().unwrap().to_string(), h.as_str().unwrap().to_string()));
+                    all.push((
+                        s.as_str().unwrap().to_string(),
+                        h.as_str().unwrap().to_string(),
+                    ));
                 }
             }
         }
@@ -369,7 +505,17 @@ fn bench_nli_selfcheck() {
     assert!(all.len() >= need, "need {need} pairs, have {}", all.len());
     let engines: Vec<Arc<Engine>> = batches
         .iter()
-        .map(|&mb| Arc::new(Engine::load(&Config { embed_model: None, max_batch: mb, threads, ..test_config() }).unwrap()))
+        .map(|&mb| {
+            Arc::new(
+                Engine::load(&Config {
+                    embed_model: None,
+                    max_batch: mb,
+                    threads,
+                    ..test_config()
+                })
+                .unwrap(),
+            )
+        })
         .collect();
     let raw_pairs = &all[..n_pairs];
     let wins = engines[0].nli_encode(raw_pairs).unwrap();
@@ -402,13 +548,16 @@ fn bench_nli_selfcheck() {
             best[k][2] = best[k][2].max(n_pairs as f64 / dt);
             best[k][3] = best[k][3].max(n_pairs as f64 / dc.max(1e-3));
             // 4 concurrent callers, requests of one sample x its sentences (~9 pairs), fresh pairs.
-            let fresh: Vec<(String, String)> = all[n_pairs * (2 + 2 * rep)..n_pairs * (3 + 2 * rep)].to_vec();
+            let fresh: Vec<(String, String)> =
+                all[n_pairs * (2 + 2 * rep)..n_pairs * (3 + 2 * rep)].to_vec();
             let (t, c) = (std::time::Instant::now(), cpu_seconds());
             let hs: Vec<_> = fresh
                 .chunks(n_pairs.div_ceil(4))
                 .map(|ch| {
                     let (e, ch) = (e.clone(), ch.to_vec());
-                    std::thread::spawn(move || ch.chunks(9).for_each(|req| drop(e.nli(req).unwrap())))
+                    std::thread::spawn(move || {
+                        ch.chunks(9).for_each(|req| drop(e.nli(req).unwrap()))
+                    })
                 })
                 .collect();
             hs.into_iter().for_each(|h| h.join().unwrap());
