@@ -8,7 +8,7 @@
 .headers on
 .mode box
 
--- One row per passage (the JSONL file split on newlines).
+-- One row per passage (the JSONL file split on newlines). Change `LIMIT -1` to score fewer passages.
 CREATE TEMP TABLE passages AS
 WITH RECURSIVE doc(t) AS (SELECT CAST(readfile('../shared/data/selfcheck_wikibio_dev.jsonl') AS TEXT) || char(10)),
 lines(n, line, rest) AS (
@@ -17,7 +17,7 @@ lines(n, line, rest) AS (
   SELECT n + 1, substr(rest, 1, instr(rest, char(10)) - 1), substr(rest, instr(rest, char(10)) + 1)
   FROM lines WHERE instr(rest, char(10)) > 0
 )
-SELECT n - 1 AS passage, line AS j FROM lines WHERE trim(coalesce(line, '')) <> '';
+SELECT n - 1 AS passage, line AS j FROM lines WHERE trim(coalesce(line, '')) <> '' LIMIT -1;
 
 -- The annotated sentences are the units.
 CREATE TEMP TABLE sentences AS

@@ -139,11 +139,7 @@ pub fn ece(scores: &[f64], labels: &[bool], bins: usize) -> Option<f64> {
     // per bin: (count, sum of scores, count of positives)
     let mut acc = vec![(0usize, 0.0f64, 0usize); bins];
     for &(s, l) in &v {
-        let b = if s <= 0.0 {
-            0
-        } else {
-            ((s * bins as f64).floor() as usize).min(bins - 1)
-        };
+        let b = ece_bin(s, bins);
         let slot = &mut acc[b];
         slot.0 += 1;
         slot.1 += s;
@@ -159,6 +155,22 @@ pub fn ece(scores: &[f64], labels: &[bool], bins: usize) -> Option<f64> {
             })
             .sum(),
     )
+}
+
+/// Bin of `s` among `bins` equal-width bins [i/B, (i+1)/B), 1.0 in the last. `floor(s·B)` can be
+/// off by one at an edge (0.57 × 100 = 56.99…), so the guess is checked against the edges i/B.
+fn ece_bin(s: f64, bins: usize) -> usize {
+    if s <= 0.0 {
+        return 0;
+    }
+    let edge = |i: usize| i as f64 / bins as f64;
+    let mut b = ((s * bins as f64).floor() as usize).min(bins - 1);
+    if b + 1 < bins && s >= edge(b + 1) {
+        b += 1;
+    } else if b > 0 && s < edge(b) {
+        b -= 1;
+    }
+    b
 }
 
 /// The threshold that maximises F1 when predicting positive for score ≥ threshold, trying
@@ -195,6 +207,20 @@ pub fn best_f1_threshold(scores: &[f64], labels: &[bool]) -> Option<(f64, f64)> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ece_bins_follow_the_edges() {
+        // 0.57 × 100 = 56.999…: the score sits on the edge 57/100, so bin 57.
+        assert_eq!(super::ece_bin(0.57, 100), 57);
+        assert_eq!(super::ece_bin(0.1, 10), 1);
+        assert_eq!(super::ece_bin(0.0999, 10), 0);
+        assert_eq!(super::ece_bin(1.0, 10), 9);
+        assert_eq!(super::ece_bin(0.0, 10), 0);
+        for k in 0..=100 {
+            let s = k as f64 / 100.0;
+            assert_eq!(super::ece_bin(s, 100), k.min(99), "score {s}");
+        }
+    }
+
     use super::*;
 
     const T: bool = true;

@@ -2,11 +2,13 @@
 //!
 //! A thin client: it never runs a model. Daemon-backed functions send newline-delimited JSON
 //! to `uqd` over a per-user Unix socket (see docs/design.md) and turn the replies into SQL
-//! values and rows. `uq_version` and `uq_sentences` are computed locally.
+//! values and rows. `uq_version`, `uq_sentences` and the metric aggregates (`uq_auroc`, …)
+//! are computed locally.
 
 mod args;
 mod client;
 mod functions;
+mod metrics;
 mod vtab_sentences;
 mod vtab_unit_scores;
 
@@ -39,6 +41,7 @@ pub unsafe extern "C" fn sqlite3_uq_init(
 fn register(db: Connection) -> rusqlite::Result<bool> {
     let client = Arc::new(client::Client::new());
     functions::register(&db, &client)?;
+    metrics::register(&db)?;
     vtab_sentences::register(&db)?;
     vtab_unit_scores::register(&db, client)?;
     Ok(false)

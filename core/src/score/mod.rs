@@ -4,7 +4,9 @@
 //! the two scorer families of §3.3.1 and §3.3.2.
 
 pub mod consistency;
+pub mod graph;
 pub mod matched_unit;
+pub mod semantic_entropy;
 pub mod unit_response;
 
 pub use matched_unit::{matched_unit_scores, nli_consistency};
