@@ -2,9 +2,14 @@
 //!
 //! The options choose the paper's design axes: granularity g (§3.1), the scorers (family ×
 //! η, §3.3), the aggregation operator A (§3.4), and m, the number of sampled responses
-//! (§3.2). Every error names the offending option and says how to fix it.
+//! (§3.2). The LLM options (docs/design.md, "Options added for LLM work") choose the LLM of each
+//! role (claim decomposition, generation, judging, reconstruction…), the temperatures of
+//! `uq_generate`, the question (`prompt`) and the UAD filter (§3.4). Every error names the
+//! offending option and says how to fix it.
 
-use serde_json::Value;
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
 
 use crate::aggregate::Aggregation;
 use crate::scorers::{self, Family, Granularity, Scorer};
@@ -17,7 +22,147 @@ pub const OPTION_NAMES: &[&str] = &[
     "num_samples",
     "units",
     "sample_units",
+    "llm",
+    "generation_llm",
+    "decomposition_llm",
+    "question_llm",
+    "merge_llm",
+    "reconstruction_llm",
+    "judge_llm",
+    "temperature",
+    "sampling_temperature",
+    "prompt",
+    "threshold",
+    "threshold_percentile",
+    "uad_scorer",
 ];
+
+/// UAD's default claim filter threshold: keep claims scoring strictly above 1/3 (uqlm's
+/// `response_refinement_threshold` default).
+pub const DEFAULT_UAD_THRESHOLD: f64 = 1.0 / 3.0;
+/// Default temperature of the original answer (`uq_generate` row 0).
+pub const DEFAULT_TEMPERATURE: f64 = 0.0;
+/// Default temperature of the sampled answers (`uq_generate` rows 1..n; uqlm's default).
+pub const DEFAULT_SAMPLING_TEMPERATURE: f64 = 1.0;
+
+/// An LLM role: which LLM does which job. Each role's option falls back to `llm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LlmRole {
+    /// Writes the original and the sampled answers (`generate`).
+    Generation,
+    /// Splits a response into claims (paper's decomposition prompt).
+    Decomposition,
+    /// Writes the questions of unit-QA scorers.
+    Question,
+    /// Merges claim sets (graph scorers).
+    Merge,
+    /// Rewrites the kept claims into the refined response (UAD).
+    Reconstruction,
+    /// Judges units (verbalized confidence).
+    Judge,
+}
+
+impl LlmRole {
+    pub const ALL: &'static [LlmRole] = &[
+        LlmRole::Generation,
+        LlmRole::Decomposition,
+        LlmRole::Question,
+        LlmRole::Merge,
+        LlmRole::Reconstruction,
+        LlmRole::Judge,
+    ];
+
+    /// The option that sets this role's LLM, e.g. `decomposition_llm`.
+    pub fn option_name(self) -> &'static str {
+        match self {
+            LlmRole::Generation => "generation_llm",
+            LlmRole::Decomposition => "decomposition_llm",
+            LlmRole::Question => "question_llm",
+            LlmRole::Merge => "merge_llm",
+            LlmRole::Reconstruction => "reconstruction_llm",
+            LlmRole::Judge => "judge_llm",
+        }
+    }
+
+    fn from_option_name(name: &str) -> Option<LlmRole> {
+        LlmRole::ALL
+            .iter()
+            .copied()
+            .find(|r| r.option_name() == name)
+    }
+}
+
+/// Backend of an LLM config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum LlmBackendKind {
+    /// The embedded SmolLM2-135M-Instruct (GGUF), or another GGUF file named by `model`.
+    #[default]
+    Local,
+    /// An OpenAI-compatible chat-completions server.
+    OpenAi,
+}
+
+impl LlmBackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LlmBackendKind::Local => "local",
+            LlmBackendKind::OpenAi => "openai",
+        }
+    }
+}
+
+/// Every key an LLM config object accepts.
+pub const LLM_CONFIG_KEYS: &[&str] = &[
+    "backend",
+    "base_url",
+    "model",
+    "api_key_env",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "seed",
+    "n_supported",
+    "timeout_ms",
+    "max_retries",
+    "concurrency",
+    "requests_per_minute",
+    "tokens_per_minute",
+    "logprobs",
+];
+
+/// One LLM config object (docs/design.md, "LLM settings"). Every key is optional: `None` keeps
+/// the backend's default. For `backend: "local"`, `model` is the path of a `.gguf` file (default:
+/// the daemon's SmolLM2) and the HTTP-only keys (`base_url`, `api_key_env`, `n_supported`,
+/// `timeout_ms`, `max_retries`, `concurrency`, `requests_per_minute`, `tokens_per_minute`) are
+/// accepted and ignored, so that a config can switch backend by changing `backend` alone.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LlmConfig {
+    pub backend: LlmBackendKind,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// `None`: key absent (the client's default variable, `OPENAI_API_KEY`); `Some(None)`: JSON
+    /// null (send no Authorization header); `Some(Some(var))`: read the key from `var`.
+    pub api_key_env: Option<Option<String>>,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub seed: Option<u64>,
+    pub n_supported: Option<bool>,
+    pub timeout_ms: Option<u64>,
+    pub max_retries: Option<u32>,
+    pub concurrency: Option<usize>,
+    pub requests_per_minute: Option<u32>,
+    pub tokens_per_minute: Option<u32>,
+    pub logprobs: Option<bool>,
+}
+
+impl LlmConfig {
+    /// A stable text identifying the config (for memoising backends): two configs with the same
+    /// key build the same backend.
+    pub fn memo_key(&self) -> String {
+        format!("{self:?}")
+    }
+}
 
 /// Scorers used when `scorers` is not given.
 pub const DEFAULT_SCORERS: &[Scorer] = &[
@@ -39,6 +184,23 @@ pub struct ScoreOptions {
     pub units: Option<Vec<String>>,
     /// Pre-split units of each sample (matched-unit scorers); `None` = split each sample.
     pub sample_units: Option<Vec<Vec<String>>>,
+    /// Option `llm`: the LLM of every role not set on its own; `None` = the local model.
+    pub llm: Option<LlmConfig>,
+    /// Per-role LLMs (`generation_llm`, `decomposition_llm`, …).
+    pub role_llms: BTreeMap<LlmRole, LlmConfig>,
+    /// Temperature of the original answer (`generate` row 0), in [0, 2].
+    pub temperature: f64,
+    /// Temperature of the sampled answers (`generate` rows 1..n), in (0, 2].
+    pub sampling_temperature: f64,
+    /// The question the response answers (verbalized confidence needs it).
+    pub prompt: Option<String>,
+    /// UAD: fixed threshold (keep claims with score > threshold); `None` = the default 1/3,
+    /// unless `threshold_percentile` is set.
+    pub threshold: Option<f64>,
+    /// UAD: threshold = this percentile (0–100) of the answer's claim scores.
+    pub threshold_percentile: Option<f64>,
+    /// UAD: the scorer whose claim scores filter; `None` = the first of `scorers`.
+    pub uad_scorer: Option<Scorer>,
 }
 
 impl Default for ScoreOptions {
@@ -50,6 +212,14 @@ impl Default for ScoreOptions {
             num_samples: None,
             units: None,
             sample_units: None,
+            llm: None,
+            role_llms: BTreeMap::new(),
+            temperature: DEFAULT_TEMPERATURE,
+            sampling_temperature: DEFAULT_SAMPLING_TEMPERATURE,
+            prompt: None,
+            threshold: None,
+            threshold_percentile: None,
+            uad_scorer: None,
         }
     }
 }
@@ -60,6 +230,33 @@ impl ScoreOptions {
         self.scorers
             .iter()
             .any(|s| s.family() == Family::MatchedUnit)
+    }
+
+    /// The LLM config of `role`: its own option, else `llm`, else the default (local model).
+    pub fn llm_for(&self, role: LlmRole) -> LlmConfig {
+        self.role_llms
+            .get(&role)
+            .or(self.llm.as_ref())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// UAD's scorer: `uad_scorer`, else the first of `scorers`.
+    pub fn uad_scorer(&self) -> Scorer {
+        self.uad_scorer
+            .or_else(|| self.scorers.first().copied())
+            .unwrap_or(Scorer::Entailment)
+    }
+
+    /// The question for scorers that need one (`prompt`), or an error naming the option.
+    pub fn require_prompt(&self, scorer: Scorer) -> Result<&str, String> {
+        self.prompt.as_deref().ok_or_else(|| {
+            format!(
+                "scorer {} needs the question the response answers: pass it as option prompt, e.g. \
+                 \"prompt\":\"Who was Marie Curie?\"",
+                scorer.name()
+            )
+        })
     }
 }
 
@@ -175,13 +372,152 @@ fn parse_sample_units(v: &Value) -> Result<Vec<Vec<String>>, String> {
         .collect()
 }
 
+fn number_option(name: &str, v: &Value, example: &str) -> Result<f64, String> {
+    match v.as_f64() {
+        Some(x) if x.is_finite() => Ok(x),
+        _ => Err(format!(
+            "option {name} must be a number, e.g. \"{name}\":{example}; got {}",
+            type_name(v)
+        )),
+    }
+}
+
+fn ranged(
+    name: &str,
+    v: &Value,
+    example: &str,
+    ok: impl Fn(f64) -> bool,
+    range: &str,
+) -> Result<f64, String> {
+    let x = number_option(name, v, example)?;
+    if ok(x) {
+        Ok(x)
+    } else {
+        Err(format!(
+            "option {name} is {x}, outside {range}: e.g. \"{name}\":{example}"
+        ))
+    }
+}
+
+/// Parses one LLM config object (the value of `llm` or of a role option named `name`). A string
+/// is refused: names are resolved by the extension from `temp.uq_llms` before the options reach
+/// the daemon.
+pub fn parse_llm_config(name: &str, v: &Value) -> Result<LlmConfig, String> {
+    let obj: &Map<String, Value> = match v {
+        Value::Object(o) => o,
+        Value::String(s) => {
+            return Err(format!(
+                "option {name} is the name {s:?}, but no LLM of that name reached uqd: register it in \
+                 temp.uq_llms (INSERT INTO temp.uq_llms(name, config) VALUES ('{sq}', '{{\"backend\":\"openai\",\"model\":\"gpt-4o-mini\"}}')) \
+                 or pass the LLM config object itself, e.g. \"{name}\":{{\"backend\":\"local\"}}",
+                sq = s.replace('\'', "''")
+            ))
+        }
+        other => {
+            return Err(format!(
+                "option {name} must be an LLM config object (or the name of one registered in temp.uq_llms), \
+                 e.g. \"{name}\":{{\"backend\":\"openai\",\"model\":\"gpt-4o-mini\"}}; got {}",
+                type_name(other)
+            ))
+        }
+    };
+    let mut c = LlmConfig::default();
+    for (key, val) in obj {
+        let k = key.as_str();
+        if !LLM_CONFIG_KEYS.contains(&k) {
+            return Err(format!(
+                "unknown key {key:?} in option {name}: valid LLM config keys are {}",
+                LLM_CONFIG_KEYS.join(", ")
+            ));
+        }
+        let full = format!("{name}.{k}");
+        if val.is_null() {
+            if k == "api_key_env" {
+                c.api_key_env = Some(None);
+            }
+            continue;
+        }
+        let string = |example: &str| string_option(&full, val, example).map(str::to_owned);
+        let boolean = || {
+            val.as_bool().ok_or_else(|| {
+                format!(
+                    "option {full} must be true or false; got {}",
+                    type_name(val)
+                )
+            })
+        };
+        let integer = |min: u64, max: u64, example: &str| -> Result<u64, String> {
+            match val.as_u64() {
+                Some(n) if n >= min && n <= max => Ok(n),
+                _ => Err(format!(
+                    "option {full} must be an integer in {min}..={max}, e.g. \"{k}\":{example}; got {}",
+                    if val.is_number() { val.to_string() } else { type_name(val).to_string() }
+                )),
+            }
+        };
+        match k {
+            "backend" => {
+                let b = string("\"openai\"")?;
+                c.backend = match b.trim().to_ascii_lowercase().as_str() {
+                    "local" => LlmBackendKind::Local,
+                    "openai" => LlmBackendKind::OpenAi,
+                    _ => {
+                        return Err(format!(
+                            "option {full} is {b:?}: use \"local\" (the embedded SmolLM2) or \"openai\" (any \
+                             OpenAI-compatible server)"
+                        ))
+                    }
+                }
+            }
+            "base_url" => c.base_url = Some(string("\"https://api.openai.com/v1\"")?),
+            "model" => c.model = Some(string("\"gpt-4o-mini\"")?),
+            "api_key_env" => c.api_key_env = Some(Some(string("\"OPENAI_API_KEY\"")?)),
+            "temperature" => {
+                c.temperature = Some(ranged(
+                    &full,
+                    val,
+                    "0.7",
+                    |x| (0.0..=2.0).contains(&x),
+                    "0..=2",
+                )?)
+            }
+            "top_p" => {
+                c.top_p = Some(ranged(
+                    &full,
+                    val,
+                    "0.9",
+                    |x| x > 0.0 && x <= 1.0,
+                    "(0, 1]",
+                )?)
+            }
+            "max_tokens" => c.max_tokens = Some(integer(1, u32::MAX as u64, "512")? as u32),
+            "seed" => c.seed = Some(integer(0, u64::MAX, "42")?),
+            "n_supported" => c.n_supported = Some(boolean()?),
+            "timeout_ms" => c.timeout_ms = Some(integer(1, u64::MAX, "60000")?),
+            "max_retries" => c.max_retries = Some(integer(0, 20, "5")? as u32),
+            "concurrency" => c.concurrency = Some(integer(1, 4096, "8")? as usize),
+            "requests_per_minute" => {
+                c.requests_per_minute = Some(integer(1, u32::MAX as u64, "500")? as u32)
+            }
+            "tokens_per_minute" => {
+                c.tokens_per_minute = Some(integer(1, u32::MAX as u64, "200000")? as u32)
+            }
+            "logprobs" => c.logprobs = Some(boolean()?),
+            _ => {}
+        }
+    }
+    Ok(c)
+}
+
 /// Parses `options_json`: JSON null (all defaults) or an object with any of
 /// [`OPTION_NAMES`]. A key whose value is null keeps its default.
 ///
 /// Errors name the option: unknown keys (listing the valid ones), wrong types, unknown
-/// scorer/aggregation/granularity names, an empty `scorers`, `num_samples` < 1, and
-/// `granularity: "claim"` without the caller's claims (`units`, plus `sample_units` for
-/// matched-unit scorers): uqlite does not extract claims itself.
+/// scorer/aggregation/granularity names, an empty `scorers`, `num_samples` < 1, an LLM given
+/// by name (the extension resolves names from `temp.uq_llms`; the daemon only takes objects),
+/// temperatures outside their range, and both `threshold` and `threshold_percentile`.
+/// `granularity: "claim"` without `units` is valid: the daemon decomposes the response (and,
+/// for matched-unit scorers without `sample_units`, every sample) with the decomposition LLM.
 pub fn parse_options(v: &Value) -> Result<ScoreOptions, String> {
     let obj = match v {
         Value::Null => return Ok(ScoreOptions::default()),
@@ -219,24 +555,62 @@ pub fn parse_options(v: &Value) -> Result<ScoreOptions, String> {
             "num_samples" => o.num_samples = Some(parse_num_samples(val)?),
             "units" => o.units = Some(string_array("units", val)?),
             "sample_units" => o.sample_units = Some(parse_sample_units(val)?),
-            _ => {}
+            "llm" => o.llm = Some(parse_llm_config(key, val)?),
+            "temperature" => {
+                o.temperature = ranged(key, val, "0", |x| (0.0..=2.0).contains(&x), "0..=2")?
+            }
+            "sampling_temperature" => {
+                o.sampling_temperature = ranged(
+                    key,
+                    val,
+                    "1.0",
+                    |x| x > 0.0 && x <= 2.0,
+                    "(0, 2] (sampled answers need a temperature above 0)",
+                )?
+            }
+            "prompt" => {
+                let p = string_option(key, val, "\"Who was Marie Curie?\"")?;
+                if p.trim().is_empty() {
+                    return Err("option prompt is empty: pass the question the response answers, or leave prompt out".to_string());
+                }
+                o.prompt = Some(p.to_string());
+            }
+            "threshold" => {
+                o.threshold = Some(ranged(
+                    key,
+                    val,
+                    "0.5",
+                    |x| (0.0..=1.0).contains(&x),
+                    "0..=1 (claim scores lie in [0, 1])",
+                )?)
+            }
+            "threshold_percentile" => {
+                o.threshold_percentile = Some(ranged(
+                    key,
+                    val,
+                    "25",
+                    |x| (0.0..=100.0).contains(&x),
+                    "0..=100",
+                )?)
+            }
+            "uad_scorer" => {
+                let s = string_option(key, val, "\"entailment\"")?;
+                o.uad_scorer =
+                    Some(Scorer::parse(s).map_err(|e| format!("option uad_scorer: {e}"))?);
+            }
+            other => {
+                if let Some(role) = LlmRole::from_option_name(other) {
+                    o.role_llms.insert(role, parse_llm_config(key, val)?);
+                }
+            }
         }
     }
-    if o.granularity == Granularity::Claim {
-        if o.units.is_none() {
-            return Err(
-                "option granularity \"claim\" needs the response's claims in option units \
-                        (uqlite does not extract claims): pass \"units\":[\"claim 1\",...] or use \
-                        \"granularity\":\"sentence\""
-                    .to_string(),
-            );
-        }
-        if o.has_matched_unit() && o.sample_units.is_none() {
-            return Err("option granularity \"claim\" with a matched-unit scorer needs the claims of \
-                        every sample in option sample_units: pass \"sample_units\":[[\"claim\",...],...] \
-                        (one array per sample), or use unit-response scorers"
-                .to_string());
-        }
+    if o.threshold.is_some() && o.threshold_percentile.is_some() {
+        return Err(
+            "options threshold and threshold_percentile both given: UAD filters with one of them; \
+                    drop one"
+                .to_string(),
+        );
     }
     Ok(o)
 }
@@ -419,15 +793,182 @@ mod tests {
     }
 
     #[test]
-    fn claim_needs_units() {
-        let e = parse_options(&json!({"granularity": "claim"})).unwrap_err();
-        assert!(e.contains("units") && e.contains("claim"), "{e}");
+    fn claim_without_units_is_decomposed_by_the_daemon() {
+        let o = parse_options(&json!({"granularity": "claim"})).unwrap_or_default();
+        assert_eq!((o.granularity, o.units), (Granularity::Claim, None));
+        let o = parse_options(&json!({"granularity": "claim", "scorers": ["luq_pair"]}))
+            .unwrap_or_default();
+        assert_eq!(o.sample_units, None);
         assert!(parse_options(&json!({"granularity": "claim", "units": ["c"]})).is_ok());
-        let e = parse_options(
-            &json!({"granularity": "claim", "units": ["c"], "scorers": ["luq_pair"]}),
+    }
+
+    #[test]
+    fn llm_options() {
+        let o = parse_options(&json!({
+            "llm": {"backend": "openai", "model": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1",
+                    "api_key_env": null, "temperature": 0.5, "top_p": 0.9, "max_tokens": 64, "seed": 7,
+                    "n_supported": false, "timeout_ms": 1000, "max_retries": 2, "concurrency": 3,
+                    "requests_per_minute": 60, "tokens_per_minute": 1000, "logprobs": true},
+            "decomposition_llm": {},
+            "judge_llm": {"backend": "LOCAL", "model": "/m/x.gguf", "seed": null}
+        }))
+        .unwrap_or_default();
+        let llm = o.llm.clone().unwrap_or_default();
+        assert_eq!(llm.backend, LlmBackendKind::OpenAi);
+        assert_eq!(llm.model.as_deref(), Some("gpt-4o-mini"));
+        assert_eq!(llm.api_key_env, Some(None), "null = no key");
+        assert_eq!((llm.temperature, llm.top_p), (Some(0.5), Some(0.9)));
+        assert_eq!(
+            (llm.max_tokens, llm.seed, llm.n_supported),
+            (Some(64), Some(7), Some(false))
+        );
+        assert_eq!(
+            (llm.timeout_ms, llm.max_retries, llm.concurrency),
+            (Some(1000), Some(2), Some(3))
+        );
+        assert_eq!(
+            (llm.requests_per_minute, llm.tokens_per_minute, llm.logprobs),
+            (Some(60), Some(1000), Some(true))
+        );
+        // Roles fall back to llm; an empty object is the local default.
+        assert_eq!(o.llm_for(LlmRole::Generation), llm);
+        assert_eq!(o.llm_for(LlmRole::Reconstruction), llm);
+        assert_eq!(o.llm_for(LlmRole::Decomposition), LlmConfig::default());
+        let judge = o.llm_for(LlmRole::Judge);
+        assert_eq!(
+            (judge.backend, judge.model.as_deref(), judge.seed),
+            (LlmBackendKind::Local, Some("/m/x.gguf"), None)
+        );
+        assert_eq!(
+            ScoreOptions::default().llm_for(LlmRole::Judge),
+            LlmConfig::default()
+        );
+        assert_eq!(LlmConfig::default().backend, LlmBackendKind::Local);
+        assert_ne!(judge.memo_key(), LlmConfig::default().memo_key());
+        let absent = parse_llm_config("llm", &json!({"backend": "openai"})).unwrap_or_default();
+        assert_eq!(
+            absent.api_key_env, None,
+            "absent = the client's default variable"
+        );
+        for r in LlmRole::ALL {
+            assert!(OPTION_NAMES.contains(&r.option_name()));
+            assert_eq!(LlmRole::from_option_name(r.option_name()), Some(*r));
+        }
+    }
+
+    #[test]
+    fn llm_by_name_says_register_it() {
+        for key in [
+            "llm",
+            "generation_llm",
+            "decomposition_llm",
+            "question_llm",
+            "merge_llm",
+            "reconstruction_llm",
+            "judge_llm",
+        ] {
+            let e = parse_options(&json!({ key: "gpt" })).unwrap_err();
+            assert!(
+                e.contains(key)
+                    && e.contains("\"gpt\"")
+                    && e.contains("temp.uq_llms")
+                    && e.contains("object"),
+                "{e}"
+            );
+        }
+        let e = parse_options(&json!({"llm": "o'brien"})).unwrap_err();
+        assert!(e.contains("'o''brien'"), "{e}");
+    }
+
+    #[test]
+    fn llm_config_errors_name_the_key() {
+        let cases = [
+            (json!({"llm": 3}), "option llm must be an LLM config object"),
+            (
+                json!({"llm": {"modle": "x"}}),
+                "unknown key \"modle\" in option llm",
+            ),
+            (json!({"llm": {"backend": "vllm"}}), "llm.backend"),
+            (json!({"llm": {"backend": 1}}), "llm.backend"),
+            (
+                json!({"judge_llm": {"temperature": 3}}),
+                "judge_llm.temperature",
+            ),
+            (json!({"llm": {"temperature": "hot"}}), "llm.temperature"),
+            (json!({"llm": {"top_p": 0}}), "llm.top_p"),
+            (json!({"llm": {"max_tokens": 0}}), "llm.max_tokens"),
+            (json!({"llm": {"seed": -1}}), "llm.seed"),
+            (json!({"llm": {"n_supported": "yes"}}), "llm.n_supported"),
+            (json!({"llm": {"max_retries": 99}}), "llm.max_retries"),
+            (json!({"llm": {"concurrency": 0}}), "llm.concurrency"),
+            (json!({"llm": {"api_key_env": 5}}), "llm.api_key_env"),
+        ];
+        for (v, want) in cases {
+            let e = parse_options(&v).unwrap_err();
+            assert!(e.contains(want), "{v}: {e}");
+        }
+        let e = parse_options(&json!({"llm": {"modle": "x"}})).unwrap_err();
+        for k in LLM_CONFIG_KEYS {
+            assert!(e.contains(k), "{e}");
+        }
+    }
+
+    #[test]
+    fn generation_and_uad_options() {
+        let d = ScoreOptions::default();
+        assert_eq!((d.temperature, d.sampling_temperature), (0.0, 1.0));
+        assert_eq!(
+            (
+                d.prompt.clone(),
+                d.threshold,
+                d.threshold_percentile,
+                d.uad_scorer
+            ),
+            (None, None, None, None)
+        );
+        assert_eq!(d.uad_scorer(), Scorer::Entailment);
+        assert!((DEFAULT_UAD_THRESHOLD - 1.0 / 3.0).abs() < 1e-15);
+        let o = parse_options(&json!({
+            "temperature": 0.2, "sampling_temperature": 1.5, "prompt": "Who?",
+            "threshold": 0.5, "uad_scorer": "luq", "scorers": ["noncontradiction", "verbalized_confidence"]
+        }))
+        .unwrap_or_default();
+        assert_eq!((o.temperature, o.sampling_temperature), (0.2, 1.5));
+        assert_eq!(o.prompt.as_deref(), Some("Who?"));
+        assert_eq!(o.threshold, Some(0.5));
+        assert_eq!(o.uad_scorer(), Scorer::ContrastedEntailment);
+        assert_eq!(o.require_prompt(Scorer::VerbalizedConfidence), Ok("Who?"));
+        let o = parse_options(
+            &json!({"scorers": ["matched_cosine_sim", "entailment"], "threshold_percentile": 25}),
         )
-        .unwrap_err();
-        assert!(e.contains("sample_units"), "{e}");
+        .unwrap_or_default();
+        assert_eq!((o.threshold, o.threshold_percentile), (None, Some(25.0)));
+        assert_eq!(o.uad_scorer(), Scorer::MatchedCosineSim);
+        let e = o.require_prompt(Scorer::VerbalizedConfidence).unwrap_err();
+        assert!(
+            e.contains("prompt") && e.contains("verbalized_confidence"),
+            "{e}"
+        );
+        let cases = [
+            (json!({"temperature": 2.5}), "temperature"),
+            (json!({"temperature": "0"}), "temperature"),
+            (json!({"sampling_temperature": 0}), "sampling_temperature"),
+            (json!({"prompt": 3}), "prompt"),
+            (json!({"prompt": "  "}), "prompt"),
+            (json!({"threshold": 1.5}), "threshold"),
+            (json!({"threshold_percentile": 101}), "threshold_percentile"),
+            (json!({"threshold_percentile": -1}), "threshold_percentile"),
+            (json!({"uad_scorer": "nope"}), "uad_scorer"),
+            (json!({"uad_scorer": ["entailment"]}), "uad_scorer"),
+            (
+                json!({"threshold": 0.3, "threshold_percentile": 30}),
+                "threshold_percentile",
+            ),
+        ];
+        for (v, name) in cases {
+            let e = parse_options(&v).unwrap_err();
+            assert!(e.contains(name), "{v}: {e}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The socket protocol between the extension and `uqd`: newline-delimited JSON,
 //! one request per line, one response per line (see docs/design.md).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 /// Largest request or response line either side accepts.
@@ -28,7 +28,34 @@ pub enum Request {
         #[serde(default)]
         options: Value,
     },
+    /// The original answer to `prompt` (row 0, at `options.temperature`) and `n` sampled
+    /// answers (rows 1..n, at `options.sampling_temperature`), by `options.generation_llm`.
+    Generate {
+        prompt: String,
+        n: usize,
+        #[serde(default)]
+        options: Value,
+    },
+    /// The claims of `text` (decomposition LLM, the paper's prompt).
+    Claims {
+        text: String,
+        #[serde(default)]
+        options: Value,
+    },
+    /// Uncertainty-aware decoding (§3.4) of `response`, scored against `samples`.
+    Uad {
+        response: String,
+        samples: Vec<String>,
+        #[serde(default)]
+        options: Value,
+    },
     Shutdown,
+}
+
+/// Reads a score that JSON may carry as `null` (a NaN when written: serde_json writes
+/// non-finite floats as `null`) back as NaN.
+fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// One row of `uq_unit_scores`.
@@ -36,6 +63,9 @@ pub enum Request {
 pub struct UnitScore {
     pub unit_idx: usize,
     pub scorer: String,
+    /// NaN (JSON `null`) when the score could not be had (e.g. a judge reply that names no
+    /// confidence phrase).
+    #[serde(deserialize_with = "nan_if_null")]
     pub score: f64,
 }
 
@@ -46,6 +76,64 @@ pub struct ScoreResult {
     pub scores: Vec<UnitScore>,
     /// Aggregated score per scorer; `None` when there are no units.
     pub response_scores: std::collections::BTreeMap<String, Option<f64>>,
+}
+
+/// One row of a `generate` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GeneratedResponse {
+    /// 0 = the original answer; 1..n = the sampled answers.
+    pub index: usize,
+    pub text: String,
+    pub temperature: f64,
+    /// The model that answered (as the server names it; `file stem:size` for a local GGUF).
+    pub model: String,
+    /// Tokens of the call that produced this text (when one call produced several samples, its
+    /// whole usage is on the first of them and the others show 0).
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Served from the completion cache (no new call).
+    pub cached: bool,
+}
+
+/// Result of a `generate` request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenerateResult {
+    pub responses: Vec<GeneratedResponse>,
+}
+
+/// Result of a `claims` request (no claims → empty array).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimsResult {
+    pub claims: Vec<String>,
+}
+
+/// One claim of a `uad` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UadClaim {
+    pub idx: usize,
+    pub claim: String,
+    /// The UAD scorer's score (NaN / JSON `null` when it could not be had; never kept).
+    #[serde(deserialize_with = "nan_if_null")]
+    pub score: f64,
+    /// score > threshold.
+    pub kept: bool,
+}
+
+/// Result of a `uad` request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UadResult {
+    pub claims: Vec<UadClaim>,
+    /// The scorer whose claim scores filter.
+    pub scorer: String,
+    /// The threshold used; `None` only with `threshold_percentile` and no scored claim.
+    pub threshold: Option<f64>,
+    /// Aggregate (`options.aggregation`) over every claim; `None` without claims.
+    pub pre_confidence: Option<f64>,
+    /// Aggregate over the kept claims; `None` when none is kept.
+    pub post_confidence: Option<f64>,
+    /// The kept claims rewritten by the reconstruction LLM; the original response when no
+    /// claim is kept (as uqlm).
+    pub refined_response: String,
 }
 
 /// Result of a `ping` request.
@@ -61,6 +149,15 @@ pub struct PingInfo {
     pub labels: Vec<String>,
     pub nli_cache_entries: usize,
     pub embed_cache_entries: usize,
+    /// Path of the persistent completion cache (SQLite) of the LLM layer.
+    #[serde(default)]
+    pub llm_cache: Option<String>,
+    /// Path of the local model's GGUF file (the default LLM).
+    #[serde(default)]
+    pub local_llm: Option<String>,
+    /// Whether a local model has been loaded (it is loaded on the first request that needs it).
+    #[serde(default)]
+    pub local_llm_loaded: bool,
 }
 
 /// Every reply: `{"ok":true,"result":...}` or `{"ok":false,"error":"..."}`.
@@ -87,5 +184,87 @@ impl Reply {
             result: None,
             error: Some(message.into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn llm_requests_parse() {
+        let r: Request =
+            serde_json::from_value(json!({"op": "generate", "prompt": "Q?", "n": 3})).unwrap();
+        assert!(
+            matches!(r, Request::Generate { ref prompt, n: 3, ref options } if prompt == "Q?" && options.is_null())
+        );
+        let r: Request = serde_json::from_value(
+            json!({"op": "claims", "text": "A. B.", "options": {"llm": {}}}),
+        )
+        .unwrap();
+        assert!(
+            matches!(r, Request::Claims { ref text, ref options } if text == "A. B." && options["llm"].is_object())
+        );
+        let r: Request =
+            serde_json::from_value(json!({"op": "uad", "response": "r", "samples": ["s"]}))
+                .unwrap();
+        assert!(matches!(r, Request::Uad { ref samples, .. } if samples.len() == 1));
+        assert!(
+            serde_json::from_value::<Request>(json!({"op": "generate", "prompt": "Q?"})).is_err()
+        );
+        let v = serde_json::to_value(Request::Claims {
+            text: "t".into(),
+            options: Value::Null,
+        })
+        .unwrap();
+        assert_eq!(v, json!({"op": "claims", "text": "t", "options": null}));
+    }
+
+    #[test]
+    fn nan_scores_round_trip_as_null() {
+        let u = UadClaim {
+            idx: 0,
+            claim: "c".into(),
+            score: f64::NAN,
+            kept: false,
+        };
+        let v = serde_json::to_value(&u).unwrap();
+        assert_eq!(
+            v,
+            json!({"idx": 0, "claim": "c", "score": null, "kept": false})
+        );
+        let back: UadClaim = serde_json::from_value(v).unwrap();
+        assert!(back.score.is_nan());
+        let s: UnitScore =
+            serde_json::from_value(json!({"unit_idx": 1, "scorer": "x", "score": null})).unwrap();
+        assert!(s.score.is_nan());
+        let s: UnitScore =
+            serde_json::from_value(json!({"unit_idx": 1, "scorer": "x", "score": 0.25})).unwrap();
+        assert_eq!(s.score, 0.25);
+        let r = UadResult {
+            claims: vec![],
+            scorer: "entailment".into(),
+            threshold: Some(1.0 / 3.0),
+            pre_confidence: None,
+            post_confidence: None,
+            refined_response: "r".into(),
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["pre_confidence"], Value::Null);
+        assert_eq!(serde_json::from_value::<UadResult>(v).unwrap(), r);
+    }
+
+    #[test]
+    fn old_ping_info_still_parses() {
+        let p: PingInfo = serde_json::from_value(json!({
+            "version": "0", "pid": 1, "socket": "s", "nli_model": "n", "embed_model": null, "device": "cpu",
+            "threads": 1, "labels": [], "nli_cache_entries": 0, "embed_cache_entries": 0
+        }))
+        .unwrap();
+        assert_eq!(
+            (p.llm_cache, p.local_llm, p.local_llm_loaded),
+            (None, None, false)
+        );
     }
 }

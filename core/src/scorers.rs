@@ -49,6 +49,9 @@ pub enum Family {
     UnitResponse,
     /// §3.3.2: c(s) = (1/m) Σ_j max_{s'∈δ(y_j)} η(s', s).
     MatchedUnit,
+    /// Verbalized confidence (paper appendix prompt): an LLM states how likely each unit is
+    /// correct; no sampled responses are compared.
+    Verbalized,
 }
 
 impl Family {
@@ -56,6 +59,7 @@ impl Family {
         match self {
             Family::UnitResponse => "unit_response",
             Family::MatchedUnit => "matched_unit",
+            Family::Verbalized => "verbalized",
         }
     }
 }
@@ -73,6 +77,9 @@ pub enum Consistency {
     Cosine,
     /// BERTScore F1 on token embeddings.
     BertScore,
+    /// Not a consistency function: the judge LLM's verbalized confidence phrase, mapped to
+    /// 0, 0.2, …, 1 (family [`Family::Verbalized`]).
+    Verbalized,
 }
 
 impl Consistency {
@@ -83,6 +90,7 @@ impl Consistency {
             Consistency::ContrastedEntailment => "p_e/(p_e+p_c)",
             Consistency::Cosine => "cos_hat",
             Consistency::BertScore => "bert_f1",
+            Consistency::Verbalized => "verbalized",
         }
     }
 
@@ -108,6 +116,9 @@ pub enum Scorer {
     MatchedContrastedEntailment,
     MatchedCosineSim,
     MatchedBertScore,
+    /// One judge-LLM call per unit with the paper's verbalized-confidence prompt; needs
+    /// `options.prompt` (the question the response answers).
+    VerbalizedConfidence,
 }
 
 /// Every scorer, in catalogue order.
@@ -120,6 +131,7 @@ pub const ALL: &[Scorer] = &[
     Scorer::MatchedContrastedEntailment,
     Scorer::MatchedCosineSim,
     Scorer::MatchedBertScore,
+    Scorer::VerbalizedConfidence,
 ];
 
 /// Accepted aliases and the scorer each names.
@@ -141,6 +153,7 @@ impl Scorer {
             Scorer::MatchedContrastedEntailment => "matched_contrasted_entailment",
             Scorer::MatchedCosineSim => "matched_cosine_sim",
             Scorer::MatchedBertScore => "matched_bert_score",
+            Scorer::VerbalizedConfidence => "verbalized_confidence",
         }
     }
 
@@ -149,6 +162,7 @@ impl Scorer {
             Scorer::Entailment | Scorer::Noncontradiction | Scorer::ContrastedEntailment => {
                 Family::UnitResponse
             }
+            Scorer::VerbalizedConfidence => Family::Verbalized,
             _ => Family::MatchedUnit,
         }
     }
@@ -164,6 +178,7 @@ impl Scorer {
             }
             Scorer::MatchedCosineSim => Consistency::Cosine,
             Scorer::MatchedBertScore => Consistency::BertScore,
+            Scorer::VerbalizedConfidence => Consistency::Verbalized,
         }
     }
 
@@ -177,6 +192,7 @@ impl Scorer {
             (Scorer::Entailment | Scorer::Noncontradiction, Claim) => "extension of LUQ-atomic",
             (Scorer::MatchedContrastedEntailment, Sentence) => "LUQ-pair",
             (Scorer::MatchedContrastedEntailment, Claim) => "extension of LUQ-pair (granularity)",
+            (Scorer::VerbalizedConfidence, _) => "verbalized confidence",
             _ => "extension of LUQ-pair",
         }
     }
@@ -192,6 +208,16 @@ impl Scorer {
             self.consistency(),
             Consistency::Cosine | Consistency::BertScore
         )
+    }
+
+    /// True when the scorer needs an LLM (the judge role): verbalized confidence.
+    pub fn needs_llm(self) -> bool {
+        self.family() == Family::Verbalized
+    }
+
+    /// True when the scorer needs `options.prompt` (the question the response answers).
+    pub fn needs_prompt(self) -> bool {
+        self == Scorer::VerbalizedConfidence
     }
 
     /// Parses a canonical name or an alias (`luq`, `luq_atomic`, `luq_pair`),
@@ -237,7 +263,7 @@ mod tests {
             assert_eq!(Scorer::parse(s.name()), Ok(*s));
             assert_eq!(s.to_string(), s.name());
         }
-        assert_eq!(ALL.len(), 8);
+        assert_eq!(ALL.len(), 9);
     }
 
     #[test]
@@ -329,6 +355,16 @@ mod tests {
         }
         assert_eq!(Family::UnitResponse.as_str(), "unit_response");
         assert_eq!(Family::MatchedUnit.as_str(), "matched_unit");
+        assert_eq!(Family::Verbalized.as_str(), "verbalized");
+        let v = Scorer::VerbalizedConfidence;
+        assert_eq!(Scorer::parse(" Verbalized_Confidence "), Ok(v));
+        assert_eq!(
+            (v.family(), v.consistency()),
+            (Family::Verbalized, C::Verbalized)
+        );
+        assert!(!v.needs_nli() && !v.needs_embeddings() && v.needs_llm() && v.needs_prompt());
+        assert!(ALL.iter().filter(|s| s.needs_llm()).count() == 1);
+        assert_eq!(v.paper_name(Granularity::Claim), "verbalized confidence");
         assert!(Scorer::MatchedCosineSim.needs_embeddings());
         assert!(Scorer::MatchedBertScore.needs_embeddings());
         assert!(Scorer::MatchedEntailment.needs_nli());

@@ -1,4 +1,5 @@
-//! Daemon configuration: model directories, ONNX Runtime library, device, threads, batching knobs.
+//! Daemon configuration: model directories, ONNX Runtime library, device, threads, batching knobs,
+//! and the LLM layer's completion cache file and local model.
 //!
 //! Precedence (design.md): command-line flags > environment > JSON config file (`--config FILE`
 //! or `UQ_CONFIG`) > defaults relative to the `uqd` executable's directory.
@@ -10,12 +11,14 @@ use serde::Deserialize;
 /// File name of the ONNX Runtime shared library that `make setup` puts in `dist/lib/`.
 pub const ORT_LIB_NAME: &str = "libonnxruntime.so.1.31.1";
 /// Default maximum batch size (encoded windows per forward pass).
-pub const DEFAULT_MAX_BATCH: usize = 32;
+pub const DEFAULT_MAX_BATCH: usize = 16;
 /// Default time the batcher waits for more work after the first item (ms).
 pub const DEFAULT_MAX_WAIT_MS: u64 = 2;
 /// Default token limit of the embedding model (sentence-transformers' `max_seq_length` of
 /// all-MiniLM-L6-v2).
 pub const DEFAULT_EMBED_MAX_TOKENS: usize = 256;
+/// File name of the completion cache under the cache directory (`…/uqlite/completions.sqlite`).
+pub const CACHE_DB_NAME: &str = "completions.sqlite";
 
 /// Where the models run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +74,10 @@ pub struct Config {
     pub nli_max_tokens: Option<usize>,
     /// Token limit of the embedding model (texts are truncated to it).
     pub embed_max_tokens: usize,
+    /// The LLM layer's persistent completion cache (SQLite file; opened on first LLM use).
+    pub cache_db: PathBuf,
+    /// The local LLM's GGUF file (default LLM; loaded on first use).
+    pub local_llm: PathBuf,
 }
 
 /// Values given on the command line (each `None` when the flag was not given).
@@ -89,6 +96,8 @@ pub struct CliOverrides {
     pub max_wait_ms: Option<u64>,
     pub nli_max_tokens: Option<usize>,
     pub embed_max_tokens: Option<usize>,
+    pub cache_db: Option<PathBuf>,
+    pub local_llm: Option<PathBuf>,
 }
 
 /// The JSON config file: the same keys as the settings, in snake_case. Unknown keys are refused.
@@ -105,6 +114,8 @@ pub struct FileConfig {
     pub max_wait_ms: Option<u64>,
     pub nli_max_tokens: Option<usize>,
     pub embed_max_tokens: Option<usize>,
+    pub cache_db: Option<PathBuf>,
+    pub local_llm: Option<PathBuf>,
 }
 
 impl Config {
@@ -162,7 +173,7 @@ pub fn resolve_with(
             let f: FileConfig = serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "config file {} is not valid: {e} (valid keys: socket, nli_model, embed_model, ort_lib, device, \
-                     threads, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens)",
+                     threads, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens, cache_db, local_llm)",
                     p.display()
                 )
             })?;
@@ -194,6 +205,15 @@ pub fn resolve_with(
         });
     let ort_lib = path_setting(cli.ort_lib, "UQ_ORT_LIB", file.ort_lib)
         .unwrap_or_else(|| exe_dir.join("lib").join(ORT_LIB_NAME));
+    let cache_db = path_setting(cli.cache_db, "UQ_CACHE_DB", file.cache_db)
+        .unwrap_or_else(|| default_cache_db(&env));
+    let local_llm =
+        path_setting(cli.local_llm, "UQ_LOCAL_LLM", file.local_llm).unwrap_or_else(|| {
+            exe_dir
+                .join("models")
+                .join("smollm2")
+                .join(uq_llm::local::SMOLLM2_FILE)
+        });
 
     let device = match cli.device {
         Some(d) => Device::parse(&d).map_err(|e| format!("--device: {e}"))?,
@@ -275,7 +295,25 @@ pub fn resolve_with(
         max_wait_ms,
         nli_max_tokens,
         embed_max_tokens,
+        cache_db,
+        local_llm,
     })
+}
+
+/// `$XDG_CACHE_HOME/uqlite/completions.sqlite`, else `$HOME/.cache/uqlite/completions.sqlite`,
+/// else (no home) `/tmp/uqlite-<uid>/completions.sqlite`. Relative XDG/HOME values are ignored,
+/// as the XDG spec asks.
+fn default_cache_db(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let abs = |k: &str| env(k).map(PathBuf::from).filter(|p| p.is_absolute());
+    if let Some(x) = abs("XDG_CACHE_HOME") {
+        return x.join("uqlite").join(CACHE_DB_NAME);
+    }
+    if let Some(h) = abs("HOME") {
+        return h.join(".cache").join("uqlite").join(CACHE_DB_NAME);
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    PathBuf::from(format!("/tmp/uqlite-{uid}")).join(CACHE_DB_NAME)
 }
 
 /// Checks that a model directory holds `model.onnx`, `tokenizer.json` and, when `need_config`
@@ -422,6 +460,68 @@ mod tests {
         let c = resolve(cli, &env, &exe).unwrap();
         assert_eq!(c.max_wait_ms, 1);
         assert_eq!(c.nli_max_tokens, None);
+    }
+
+    #[test]
+    fn llm_settings() {
+        let exe = tmpdir("llm");
+        let mut env: HashMap<&str, String> = HashMap::new();
+        env.insert("HOME", "/home/u".into());
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(
+            c.cache_db,
+            PathBuf::from("/home/u/.cache/uqlite/completions.sqlite")
+        );
+        assert_eq!(
+            c.local_llm,
+            exe.join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")
+        );
+        env.insert("XDG_CACHE_HOME", "/xdg".into());
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(c.cache_db, PathBuf::from("/xdg/uqlite/completions.sqlite"));
+        env.insert("XDG_CACHE_HOME", "relative".into());
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(
+            c.cache_db,
+            PathBuf::from("/home/u/.cache/uqlite/completions.sqlite"),
+            "a relative XDG_CACHE_HOME is ignored"
+        );
+        env.clear();
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert!(c.cache_db.starts_with("/tmp"), "{}", c.cache_db.display());
+        // file < env < flag
+        let f = exe.join("llm.json");
+        std::fs::write(
+            &f,
+            r#"{"cache_db": "c.sqlite", "local_llm": "/m/file.gguf"}"#,
+        )
+        .unwrap();
+        env.insert("UQ_CONFIG", f.display().to_string());
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(
+            (c.cache_db, c.local_llm),
+            (exe.join("c.sqlite"), PathBuf::from("/m/file.gguf"))
+        );
+        env.insert("UQ_CACHE_DB", "/env/c.sqlite".into());
+        env.insert("UQ_LOCAL_LLM", "/env/m.gguf".into());
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(
+            (c.cache_db, c.local_llm),
+            (PathBuf::from("/env/c.sqlite"), PathBuf::from("/env/m.gguf"))
+        );
+        let cli = CliOverrides {
+            cache_db: Some("flag.sqlite".into()),
+            local_llm: Some("/flag/m.gguf".into()),
+            ..Default::default()
+        };
+        let c = resolve(cli, &env, &exe).unwrap();
+        assert_eq!(
+            (c.cache_db, c.local_llm),
+            (
+                PathBuf::from("/cwd/flag.sqlite"),
+                PathBuf::from("/flag/m.gguf")
+            )
+        );
     }
 
     #[test]

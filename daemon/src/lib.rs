@@ -1,8 +1,15 @@
-//! uqd: the uqlite daemon. `engine` runs the ONNX models, `pipeline` takes one request through
-//! decompose → score → aggregate, `server` speaks the socket protocol, `bench` measures it all.
+//! uqd: the uqlite daemon. `engine` runs the ONNX models, `llm` the LLM layer (crate `uq-llm`),
+//! `pipeline` takes one request through decompose → score → aggregate (`decompose_claims` for
+//! claims, `verbalized` for the judge scorer), `generate` and `uad` answer the LLM ops, `server`
+//! speaks the socket protocol, `bench` measures it all.
 
 pub mod bench;
 pub mod config;
+pub mod decompose_claims;
 pub mod engine;
+pub mod generate;
+pub mod llm;
 pub mod pipeline;
 pub mod server;
+pub mod uad;
+pub mod verbalized;

@@ -10,13 +10,14 @@ use clap::{Args, Parser, Subcommand};
 use uq_core::protocol::Request;
 use uqd::config::{CliOverrides, Config};
 use uqd::engine::Engine;
+use uqd::llm::LlmService;
 use uqd::{bench, server};
 
 #[derive(Parser)]
 #[command(
     name = "uqd",
     version,
-    about = "uqlite daemon: NLI and embedding models for the uq SQLite extension"
+    about = "uqlite daemon: NLI and embedding models and LLMs for the uq SQLite extension"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -48,11 +49,36 @@ enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         samples: usize,
         /// Concurrent clients submitting passages.
-        #[arg(long, default_value_t = 4)]
+        #[arg(long, default_value_t = 2)]
         clients: usize,
         /// Only the first N passages.
         #[arg(long)]
         limit: Option<usize>,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Claim-level scorers on FActScore-Bio (shared/data/graph_uq_factscore_*.jsonl): the
+    /// response's claims as units, AUROC/AUC-PR/ECE/Brier against the claim labels, and with
+    /// --uad the UAD accuracy per percentile threshold.
+    Claims {
+        #[arg(long)]
+        data: PathBuf,
+        /// Number of sampled responses per answer (m; the data holds 10).
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+        /// Concurrent clients submitting answers.
+        #[arg(long, default_value_t = 2)]
+        clients: usize,
+        /// Only the first N answers.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Print the UAD accuracy per percentile threshold (10..90) for every scorer.
+        #[arg(long)]
+        uad: bool,
+        /// Also run the matched-claim scorers, with each sample's sentences standing in for its
+        /// claims (an approximation: the data has no claims per sample).
+        #[arg(long, value_parser = ["sentences"])]
+        sample_units: Option<String>,
         #[command(flatten)]
         config: ConfigArgs,
     },
@@ -94,6 +120,14 @@ struct ConfigArgs {
     nli_max_tokens: Option<usize>,
     #[arg(long)]
     embed_max_tokens: Option<usize>,
+    /// Completion cache of the LLM layer (SQLite file); also UQ_CACHE_DB.
+    /// Default: $XDG_CACHE_HOME/uqlite/completions.sqlite, else ~/.cache/uqlite/completions.sqlite.
+    #[arg(long)]
+    cache_db: Option<PathBuf>,
+    /// GGUF file of the local LLM (default LLM); also UQ_LOCAL_LLM.
+    /// Default: <exe dir>/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf.
+    #[arg(long)]
+    local_llm: Option<PathBuf>,
 }
 
 impl ConfigArgs {
@@ -110,6 +144,8 @@ impl ConfigArgs {
             max_wait_ms: self.max_wait_ms,
             nli_max_tokens: self.nli_max_tokens,
             embed_max_tokens: self.embed_max_tokens,
+            cache_db: self.cache_db,
+            local_llm: self.local_llm,
         })
     }
 }
@@ -149,7 +185,18 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 info.device,
                 t.elapsed().as_secs_f64()
             );
-            Arc::new(server::Server::new(Arc::new(engine), config.socket)).run()?;
+            let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
+            eprintln!(
+                "uqd: LLM completion cache {}, local LLM {} (loaded on first use)",
+                config.cache_db.display(),
+                config.local_llm.display()
+            );
+            Arc::new(server::Server::new(
+                Arc::new(engine),
+                Arc::new(llm),
+                config.socket,
+            ))
+            .run()?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Status(args) => {
@@ -199,7 +246,38 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 limit,
                 max_batch: config.max_batch,
             };
-            bench::selfcheck(&engine, &args)?;
+            let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
+            bench::selfcheck(&engine, &llm, &args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            which:
+                BenchCommand::Claims {
+                    data,
+                    samples,
+                    clients,
+                    limit,
+                    uad,
+                    sample_units,
+                    config,
+                },
+        } => {
+            if samples == 0 {
+                return Err("--samples must be at least 1".into());
+            }
+            let config = config.resolve()?;
+            let engine = Engine::load(&config)?;
+            let args = bench::ClaimsArgs {
+                data: &data,
+                samples,
+                clients,
+                limit,
+                max_batch: config.max_batch,
+                sample_units: sample_units.map(|_| bench::SampleUnits::Sentences),
+                uad,
+            };
+            let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
+            bench::claims(&engine, &llm, &args)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -1,20 +1,27 @@
 //! One `score` request through the paper's three stages: decompose (§3.1) → score
-//! (§3.3, unit-response and matched-unit families) → aggregate (§3.4).
+//! (§3.3, unit-response and matched-unit families, and verbalized confidence) → aggregate (§3.4).
 //! The maths lives in `uq_core`; this module gathers the model evidence it needs.
+//!
+//! At claim granularity without caller-supplied units, the response is decomposed by the
+//! decomposition LLM ([`crate::decompose_claims`]); matched-unit scorers then decompose every
+//! sample too (concurrently, each distinct text once), unless `sample_units` is given.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 use uq_core::aggregate::aggregate;
 use uq_core::decompose::split_sentences;
-use uq_core::options::{parse_options, select_samples, ScoreOptions};
+use uq_core::options::{parse_options, select_samples, LlmRole, ScoreOptions};
 use uq_core::protocol::{NliProbs, ScoreResult, UnitScore};
 use uq_core::score::consistency::{bertscore_f1, normalized_cosine};
 use uq_core::score::matched_unit::{matched_unit_scores, nli_consistency};
 use uq_core::score::unit_response::unit_response_scores;
 use uq_core::scorers::{Consistency, Family, Granularity, Scorer};
 
+use crate::decompose_claims::{self, decompose_many};
 use crate::engine::Engine;
+use crate::llm::LlmService;
+use crate::verbalized;
 
 /// Largest single text (response, sample or unit) a request may carry: 256 KiB, about 60k
 /// tokens, i.e. some 250 NLI windows per pair. Larger texts are refused, not truncated.
@@ -31,23 +38,47 @@ pub fn check_text(text: &str, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Scores `response` against `samples` as `options` asks (see docs/design.md, Options).
-pub fn score(
-    engine: &Engine,
+/// Checks what a scoring request carries before any model or LLM work: `samples` (required
+/// unless every scorer is verbalized confidence, which compares no samples), the size of every
+/// text, and the question of scorers that need one. Returns the samples in use (`num_samples`).
+pub fn check_inputs(
     response: &str,
     samples: &[String],
-    options: &Value,
-) -> Result<ScoreResult, String> {
-    let opts = parse_options(options)?;
-    if samples.is_empty() {
+    opts: &ScoreOptions,
+) -> Result<Vec<String>, String> {
+    let needs_samples = opts
+        .scorers
+        .iter()
+        .any(|s| s.family() != Family::Verbalized);
+    if needs_samples && samples.is_empty() {
         return Err("samples_json must hold at least one sampled response".into());
     }
     check_text(response, "response")?;
     for (j, s) in samples.iter().enumerate() {
         check_text(s, &format!("samples_json[{j}]"))?;
     }
-    let samples = select_samples(samples, opts.num_samples)?;
-    let units = decompose_response(response, &opts)?;
+    for &s in &opts.scorers {
+        if s.needs_prompt() {
+            opts.require_prompt(s)?;
+        }
+    }
+    if samples.is_empty() {
+        return Ok(Vec::new());
+    }
+    select_samples(samples, opts.num_samples)
+}
+
+/// Scores `response` against `samples` as `options` asks (see docs/design.md, Options).
+pub fn score(
+    engine: &Engine,
+    llm: &LlmService,
+    response: &str,
+    samples: &[String],
+    options: &Value,
+) -> Result<ScoreResult, String> {
+    let opts = parse_options(options)?;
+    let samples = check_inputs(response, samples, &opts)?;
+    let (units, sample_units) = decompose(llm, response, &samples, &opts)?;
     if units.is_empty() {
         let response_scores = opts
             .scorers
@@ -60,7 +91,14 @@ pub fn score(
             response_scores,
         });
     }
-    let per_scorer = score_units(engine, &units, &samples, &opts)?;
+    let per_scorer = score_units(
+        engine,
+        llm,
+        &units,
+        &samples,
+        sample_units.as_deref(),
+        &opts,
+    )?;
     let mut scores = Vec::with_capacity(units.len() * per_scorer.len());
     let mut response_scores = BTreeMap::new();
     for (scorer, values) in &per_scorer {
@@ -84,44 +122,75 @@ pub fn score(
     })
 }
 
-/// Stage 1: the response's units, either given by the caller or split into sentences.
-fn decompose_response(response: &str, opts: &ScoreOptions) -> Result<Vec<String>, String> {
-    if let Some(units) = &opts.units {
-        check_units(units, "options.units")?;
-        return Ok(units.clone());
-    }
-    match opts.granularity {
-        Granularity::Sentence => Ok(split_sentences(response)),
-        Granularity::Claim => Err(
-            "granularity \"claim\" needs the claims of the response: pass them as options.units \
-             (a JSON array of claim strings), or use granularity \"sentence\""
-                .into(),
-        ),
-    }
-}
+/// The response's units, and each sample's units when a matched-unit scorer needs them.
+pub type Decomposed = (Vec<String>, Option<Vec<Vec<String>>>);
 
-/// Units of each sampled response, for the matched-unit family.
-fn decompose_samples(samples: &[String], opts: &ScoreOptions) -> Result<Vec<Vec<String>>, String> {
-    if let Some(sample_units) = &opts.sample_units {
-        if sample_units.len() < samples.len() {
-            return Err(format!(
-                "options.sample_units holds units for {} samples but {} samples are scored; give one array of units per sample",
-                sample_units.len(),
-                samples.len()
-            ));
+/// Stage 1: the response's units and, when a matched-unit scorer is asked for, each sample's
+/// units. Units given by the caller are used as they are; otherwise sentences are split, or
+/// claims are extracted by the decomposition LLM: the response first, then, only when it has
+/// claims, every sample concurrently (each distinct text once). Sample units are `None` when no
+/// matched-unit scorer is asked for or the response has no units.
+pub fn decompose(
+    llm: &LlmService,
+    response: &str,
+    samples: &[String],
+    opts: &ScoreOptions,
+) -> Result<Decomposed, String> {
+    let given_units = match &opts.units {
+        Some(units) => {
+            check_units(units, "options.units")?;
+            Some(units.clone())
         }
-        for (j, units) in sample_units.iter().take(samples.len()).enumerate() {
-            check_units(units, &format!("options.sample_units[{j}]"))?;
+        None => None,
+    };
+    let given_sample_units = if opts.has_matched_unit() {
+        match &opts.sample_units {
+            Some(sample_units) => {
+                if sample_units.len() < samples.len() {
+                    return Err(format!(
+                        "options.sample_units holds units for {} samples but {} samples are scored; give one array of units per sample",
+                        sample_units.len(),
+                        samples.len()
+                    ));
+                }
+                for (j, units) in sample_units.iter().take(samples.len()).enumerate() {
+                    check_units(units, &format!("options.sample_units[{j}]"))?;
+                }
+                Some(sample_units[..samples.len()].to_vec())
+            }
+            None => None,
         }
-        return Ok(sample_units[..samples.len()].to_vec());
-    }
+    } else {
+        None
+    };
     match opts.granularity {
-        Granularity::Sentence => Ok(samples.iter().map(|s| split_sentences(s)).collect()),
-        Granularity::Claim => Err(
-            "matched-unit scorers at granularity \"claim\" need the claims of every sample: \
-             pass them as options.sample_units (one array of claim strings per sample)"
-                .into(),
-        ),
+        Granularity::Sentence => {
+            let units = given_units.unwrap_or_else(|| split_sentences(response));
+            let sample_units = opts.has_matched_unit().then(|| {
+                given_sample_units
+                    .unwrap_or_else(|| samples.iter().map(|s| split_sentences(s)).collect())
+            });
+            Ok((units, sample_units))
+        }
+        Granularity::Claim => {
+            // As uqlm: the response first, then (only if it has claims) the samples, all of
+            // them concurrently. The LLM is built only when something is to be decomposed.
+            let decomposer = || llm.for_role(opts, LlmRole::Decomposition);
+            let units = match given_units {
+                Some(u) => u,
+                None if response.trim().is_empty() => Vec::new(),
+                None => llm.block_on(decompose_claims::decompose(&decomposer()?, response))?,
+            };
+            let sample_units = if units.is_empty() || !opts.has_matched_unit() {
+                None
+            } else if given_sample_units.is_some() {
+                given_sample_units
+            } else {
+                let texts: Vec<&str> = samples.iter().map(String::as_str).collect();
+                Some(llm.block_on(decompose_many(&decomposer()?, &texts))?)
+            };
+            Ok((units, sample_units))
+        }
     }
 }
 
@@ -137,11 +206,14 @@ fn check_units(units: &[String], what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Stage 2: unit scores per requested scorer, in request order.
-fn score_units(
+/// Stage 2: unit scores per requested scorer, in request order. `sample_units` (from
+/// [`decompose`]) must be given when a matched-unit scorer is asked for.
+pub fn score_units(
     engine: &Engine,
+    llm: &LlmService,
     units: &[String],
     samples: &[String],
+    sample_units: Option<&[Vec<String>]>,
     opts: &ScoreOptions,
 ) -> Result<Vec<(Scorer, Vec<f64>)>, String> {
     let wants = |family: Family, pred: &dyn Fn(Consistency) -> bool| {
@@ -169,14 +241,12 @@ fn score_units(
         None
     };
 
-    let matched = opts
-        .scorers
-        .iter()
-        .any(|s| s.family() == Family::MatchedUnit);
-    let sample_units = if matched {
-        decompose_samples(samples, opts)?
+    let sample_units: &[Vec<String>] = if opts.has_matched_unit() {
+        sample_units.ok_or_else(|| {
+            "internal error: sample units were not decomposed; please report it".to_string()
+        })?
     } else {
-        Vec::new()
+        &[]
     };
 
     // Matched-unit NLI evidence: NLI(premise = sample unit s', hypothesis = unit s), §3.3.2.
@@ -230,9 +300,24 @@ fn score_units(
         None
     };
 
+    // Verbalized confidence: one judge call per unit (§ appendix prompt).
+    let verbalized = match opts
+        .scorers
+        .iter()
+        .find(|s| s.family() == Family::Verbalized)
+    {
+        Some(&scorer) => {
+            let question = opts.require_prompt(scorer)?;
+            let judge = llm.for_role(opts, LlmRole::Judge)?;
+            Some(llm.block_on(verbalized::score_units(&judge, question, units))?)
+        }
+        None => None,
+    };
+
     let mut out = Vec::with_capacity(opts.scorers.len());
     for &scorer in &opts.scorers {
         let values = match (scorer.family(), scorer.consistency()) {
+            (Family::Verbalized, _) => expect(&verbalized)?.clone(),
             (Family::UnitResponse, _) => unit_response_scores(expect(&response_probs)?, scorer)?,
             (Family::MatchedUnit, Consistency::Cosine) => matched_unit_scores(expect(&cosine)?),
             (Family::MatchedUnit, Consistency::BertScore) => matched_unit_scores(expect(&bert)?),

@@ -11,22 +11,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use uq_core::protocol::{PingInfo, Reply, Request, MAX_LINE_BYTES};
+use uq_core::protocol::{ClaimsResult, PingInfo, Reply, Request, MAX_LINE_BYTES};
 
 use crate::engine::Engine;
-use crate::pipeline;
+use crate::llm::LlmService;
+use crate::{decompose_claims, generate, pipeline, uad};
 
 /// Shared state of a running daemon.
 pub struct Server {
     engine: Arc<Engine>,
+    llm: Arc<LlmService>,
     socket: PathBuf,
     stopping: AtomicBool,
 }
 
 impl Server {
-    pub fn new(engine: Arc<Engine>, socket: PathBuf) -> Self {
+    pub fn new(engine: Arc<Engine>, llm: Arc<LlmService>, socket: PathBuf) -> Self {
         Server {
             engine,
+            llm,
             socket,
             stopping: AtomicBool::new(false),
         }
@@ -81,14 +84,15 @@ impl Server {
         }
     }
 
-    /// Parses and answers one request; panics in a handler become error replies.
-    fn handle_line(&self, line: &str) -> (Reply, bool) {
+    /// Parses and answers one request line; panics in a handler become error replies. The
+    /// `bool` is true for a `shutdown` request (the caller then stops the daemon).
+    pub fn handle_line(&self, line: &str) -> (Reply, bool) {
         let request: Request = match serde_json::from_str(line) {
             Ok(r) => r,
             Err(e) => {
                 return (
                     Reply::err(format!(
-                        "malformed request ({e}); expected one JSON object per line with an \"op\" of ping, nli, score or shutdown"
+                        "malformed request ({e}); expected one JSON object per line with an \"op\" of ping, nli, score, generate, claims, uad or shutdown"
                     )),
                     false,
                 )
@@ -124,6 +128,32 @@ impl Server {
                 options,
             } => to_value(pipeline::score(
                 &self.engine,
+                &self.llm,
+                &response,
+                &samples,
+                &options,
+            )?),
+            Request::Generate { prompt, n, options } => {
+                to_value(generate::generate(&self.llm, &prompt, n, &options)?)
+            }
+            Request::Claims { text, options } => {
+                pipeline::check_text(&text, "text")?;
+                let opts = uq_core::options::parse_options(&options)?;
+                let decomposer = self
+                    .llm
+                    .for_role(&opts, uq_core::options::LlmRole::Decomposition)?;
+                let claims = self
+                    .llm
+                    .block_on(decompose_claims::decompose(&decomposer, &text))?;
+                to_value(ClaimsResult { claims })
+            }
+            Request::Uad {
+                response,
+                samples,
+                options,
+            } => to_value(uad::uad(
+                &self.engine,
+                &self.llm,
                 &response,
                 &samples,
                 &options,
@@ -145,6 +175,9 @@ impl Server {
             labels: info.labels,
             nli_cache_entries: info.nli_cache_entries,
             embed_cache_entries: info.embed_cache_entries,
+            llm_cache: Some(self.llm.cache_path().display().to_string()),
+            local_llm: Some(self.llm.local_llm().display().to_string()),
+            local_llm_loaded: self.llm.local_loaded(),
         }
     }
 

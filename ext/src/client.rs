@@ -2,8 +2,9 @@
 //! transparent reconnection and auto-start of the daemon.
 //!
 //! Environment: `UQ_SOCKET` (socket path, via `uq_core::paths`), `UQ_DAEMON` (path of `uqd`;
-//! default: `uqd` beside the loaded `.so`), `UQ_TIMEOUT_MS` (reply timeout, default 300000),
-//! `UQ_START_TIMEOUT_MS` (auto-start timeout, default 60000).
+//! default: `uqd` beside the loaded `.so`), `UQ_TIMEOUT_MS` (reply timeout; default 300000, or
+//! 3600000 for requests that may call an LLM), `UQ_START_TIMEOUT_MS` (auto-start timeout,
+//! default 60000).
 
 use std::ffi::CStr;
 use std::fs::{self, File, OpenOptions};
@@ -20,10 +21,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use uq_core::paths::default_socket_path;
-use uq_core::protocol::{NliProbs, PingInfo, Reply, Request, ScoreResult, MAX_LINE_BYTES};
+use uq_core::protocol::{
+    ClaimsResult, GenerateResult, NliProbs, PingInfo, Reply, Request, ScoreResult, UadResult,
+    MAX_LINE_BYTES,
+};
 
 /// Default reply timeout for requests (`UQ_TIMEOUT_MS`).
 pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
+/// Default reply timeout of requests that may call an LLM (`generate`, `claims`, `uad`, and
+/// `score` with claims or an LLM judge) when `UQ_TIMEOUT_MS` is unset: generation on a CPU is
+/// slow (the embedded SmolLM2 writes ~20 tokens/s on 2 cores).
+pub const DEFAULT_LLM_TIMEOUT_MS: u64 = 3_600_000;
 /// Default time allowed for an auto-started daemon to answer (`UQ_START_TIMEOUT_MS`).
 pub const DEFAULT_START_TIMEOUT_MS: u64 = 60_000;
 /// Timeout of the pings used to probe the daemon (`uq_debug`, auto-start polling).
@@ -40,6 +48,18 @@ pub fn env_ms(name: &str, default_ms: u64) -> Duration {
         .and_then(|s| s.trim().parse::<u64>().ok())
         .unwrap_or(default_ms);
     Duration::from_millis(ms.max(1))
+}
+
+/// Reply timeout: `UQ_TIMEOUT_MS`, else the default for requests with (`llm`) or without LLM work.
+pub fn reply_timeout(llm: bool) -> Duration {
+    env_ms(
+        "UQ_TIMEOUT_MS",
+        if llm {
+            DEFAULT_LLM_TIMEOUT_MS
+        } else {
+            DEFAULT_TIMEOUT_MS
+        },
+    )
 }
 
 /// One daemon connection shared by the functions of one SQLite connection.
@@ -59,7 +79,7 @@ impl Client {
         let req = Request::Nli {
             pairs: vec![(premise.to_owned(), hypothesis.to_owned())],
         };
-        let result = self.call(&req)?;
+        let result = self.call(&req, false)?;
         let mut probs: Vec<NliProbs> = serde_json::from_value(result)
             .map_err(|e| format!("unexpected reply from uqd to `nli` ({e})"))?;
         match probs.len() {
@@ -70,27 +90,71 @@ impl Client {
         }
     }
 
-    /// `score` op.
+    /// `score` op; `llm`: the options make the daemon call an LLM (claims, a judge), so the
+    /// reply may take long.
     pub fn score(
         &self,
         response: String,
         samples: Vec<String>,
         options: serde_json::Map<String, Value>,
+        llm: bool,
     ) -> Result<ScoreResult, String> {
         let req = Request::Score {
             response,
             samples,
             options: Value::Object(options),
         };
-        let result = self.call(&req)?;
-        serde_json::from_value(result)
-            .map_err(|e| format!("unexpected reply from uqd to `score` ({e})"))
+        decode("score", self.call(&req, llm)?)
+    }
+
+    /// `generate` op: the original answer to `prompt` and `n` sampled answers.
+    pub fn generate(
+        &self,
+        prompt: String,
+        n: usize,
+        options: serde_json::Map<String, Value>,
+    ) -> Result<GenerateResult, String> {
+        let req = Request::Generate {
+            prompt,
+            n,
+            options: Value::Object(options),
+        };
+        decode("generate", self.call(&req, true)?)
+    }
+
+    /// `claims` op: the claims of `text` (decomposition LLM).
+    pub fn claims(
+        &self,
+        text: String,
+        options: serde_json::Map<String, Value>,
+    ) -> Result<ClaimsResult, String> {
+        let req = Request::Claims {
+            text,
+            options: Value::Object(options),
+        };
+        decode("claims", self.call(&req, true)?)
+    }
+
+    /// `uad` op: uncertainty-aware decoding of `response` against `samples`.
+    pub fn uad(
+        &self,
+        response: String,
+        samples: Vec<String>,
+        options: serde_json::Map<String, Value>,
+    ) -> Result<UadResult, String> {
+        let req = Request::Uad {
+            response,
+            samples,
+            options: Value::Object(options),
+        };
+        decode("uad", self.call(&req, true)?)
     }
 
     /// Sends one request and returns the `result` of an ok reply, or the daemon's error.
     /// Reuses the connection; on a broken connection reconnects (starting the daemon if
-    /// nothing answers) and sends the request again, up to `MAX_ATTEMPTS` times.
-    pub fn call(&self, req: &Request) -> Result<Value, String> {
+    /// nothing answers) and sends the request again, up to `MAX_ATTEMPTS` times. `llm`: the
+    /// request may call an LLM (longer default reply timeout, see [`reply_timeout`]).
+    pub fn call(&self, req: &Request, llm: bool) -> Result<Value, String> {
         let mut line =
             serde_json::to_string(req).map_err(|e| format!("cannot encode request: {e}"))?;
         if line.len() > MAX_LINE_BYTES {
@@ -103,7 +167,7 @@ impl Client {
         }
         line.push('\n');
         let path = default_socket_path();
-        let timeout = env_ms("UQ_TIMEOUT_MS", DEFAULT_TIMEOUT_MS);
+        let timeout = reply_timeout(llm);
 
         let mut slot = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
         if slot.as_ref().is_some_and(|c| c.path != path) {
@@ -136,6 +200,11 @@ impl Client {
             }
         }
     }
+}
+
+/// The typed result of an ok reply to `op`.
+fn decode<T: serde::de::DeserializeOwned>(op: &str, result: Value) -> Result<T, String> {
+    serde_json::from_value(result).map_err(|e| format!("unexpected reply from uqd to `{op}` ({e})"))
 }
 
 fn reply_result(reply: Reply) -> Result<Value, String> {

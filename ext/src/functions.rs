@@ -1,4 +1,5 @@
-//! Scalar SQL functions: `uq_version`, `uq_debug`, `uq_nli`, `response_confidence`.
+//! Scalar SQL functions: `uq_version`, `uq_debug`, `uq_nli`, `response_confidence`,
+//! `claim_confidence`.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -7,9 +8,11 @@ use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::Connection;
 use serde_json::Value;
 use uq_core::paths::default_socket_path;
+use uq_core::scorers::Granularity;
 
 use crate::args;
 use crate::client::{self, Client};
+use crate::llms::Options;
 use crate::{guard, sql_err, VERSION};
 
 /// Scorer sent by `response_confidence` when options name none (uqlm's default).
@@ -37,7 +40,11 @@ pub fn register(db: &Connection, client: &Arc<Client>) -> rusqlite::Result<()> {
     for n_arg in [2, 3] {
         let c = Arc::clone(client);
         db.create_scalar_function(c"response_confidence", n_arg, daemon, move |ctx| {
-            guard("response_confidence", || response_confidence(&c, ctx))
+            guard("response_confidence", || confidence(&c, ctx, false))
+        })?;
+        let c = Arc::clone(client);
+        db.create_scalar_function(c"claim_confidence", n_arg, daemon, move |ctx| {
+            guard("claim_confidence", || confidence(&c, ctx, true))
         })?;
     }
     Ok(())
@@ -58,36 +65,54 @@ fn uq_nli(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
 
 /// `response_confidence(response, samples_json[, options_json])` → the response-level score of
 /// exactly one scorer (default `entailment`); NULL when the response has no units.
-fn response_confidence(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Option<f64>> {
-    const F: &str = "response_confidence";
+/// `claim_confidence` (`claims`) is the same at `granularity: "claim"`.
+fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Result<Option<f64>> {
+    let f = if claims {
+        "claim_confidence"
+    } else {
+        "response_confidence"
+    };
     let response =
-        args::required_text(F, "response", ctx.get_raw(0), "the answer text").map_err(sql_err)?;
-    let samples = args::samples(F, ctx.get_raw(1)).map_err(sql_err)?;
-    let mut options = args::options(F, (ctx.len() > 2).then(|| ctx.get_raw(2))).map_err(sql_err)?;
+        args::required_text(f, "response", ctx.get_raw(0), "the answer text").map_err(sql_err)?;
+    let samples = args::samples(f, ctx.get_raw(1)).map_err(sql_err)?;
+    let mut options = args::options(f, (ctx.len() > 2).then(|| ctx.get_raw(2))).map_err(sql_err)?;
     if options.get("scorers").is_none_or(Value::is_null) {
         options.insert(
             "scorers".into(),
             Value::from(vec![DEFAULT_CONFIDENCE_SCORER]),
         );
     }
-    let parsed = args::validate_options(F, &options).map_err(sql_err)?;
-    if parsed.scorers.len() > 1 {
+    if claims && options.get("granularity").is_none_or(Value::is_null) {
+        options.insert("granularity".into(), Value::from("claim"));
+    }
+    // SAFETY: a non-owning handle on the connection running this function, used here only.
+    let conn = unsafe { ctx.get_connection() }?;
+    let o = Options::new(&conn, f, options).map_err(sql_err)?;
+    if claims && o.parsed.granularity != Granularity::Claim {
         return Err(sql_err(format!(
-            r#"{F} returns one number: pass one scorer, e.g. {{"scorers":["entailment"]}} (got {}); use uq_unit_scores for several"#,
-            parsed.scorers.len()
+            "{f}: option granularity is {}, but {f} scores claims: drop granularity (or set it to \
+             \"claim\"), or use response_confidence for sentences",
+            o.map["granularity"]
         )));
     }
-    if !args::has_units(&response, &parsed) {
+    if o.parsed.scorers.len() > 1 {
+        return Err(sql_err(format!(
+            r#"{f} returns one number: pass one scorer, e.g. {{"scorers":["entailment"]}} (got {}); use uq_unit_scores for several"#,
+            o.parsed.scorers.len()
+        )));
+    }
+    if !args::has_units(&response, &o.parsed) {
         return Ok(None);
     }
+    let llm = o.score_uses_llm();
     let result = client
-        .score(response, samples, options)
-        .map_err(|e| sql_err(format!("{F}: {e}")))?;
+        .score(response, samples, o.map, llm)
+        .map_err(|e| sql_err(o.used.error(f, e)))?;
     let mut scores = result.response_scores.into_values();
     match (scores.next(), scores.next()) {
         (Some(score), None) => Ok(score),
         _ => Err(sql_err(format!(
-            "{F}: unexpected reply from uqd: expected exactly one response score"
+            "{f}: unexpected reply from uqd: expected exactly one response score"
         ))),
     }
 }
@@ -119,6 +144,7 @@ fn debug_text() -> String {
         "timeout ms",
         &client::env_ms("UQ_TIMEOUT_MS", client::DEFAULT_TIMEOUT_MS).as_millis(),
     );
+    line("llm timeout ms", &client::reply_timeout(true).as_millis());
     line(
         "start timeout ms",
         &client::env_ms("UQ_START_TIMEOUT_MS", client::DEFAULT_START_TIMEOUT_MS).as_millis(),
@@ -137,6 +163,9 @@ fn debug_text() -> String {
             line("labels", &p.labels.join(", "));
             line("nli cache entries", &p.nli_cache_entries);
             line("embed cache entries", &p.embed_cache_entries);
+            line("local llm", &p.local_llm.as_deref().unwrap_or("(none)"));
+            line("local llm loaded", &p.local_llm_loaded);
+            line("llm cache", &p.llm_cache.as_deref().unwrap_or("(none)"));
         }
     }
     s.truncate(s.trim_end().len());

@@ -3,12 +3,16 @@
 //! A thin client: it never runs a model. Daemon-backed functions send newline-delimited JSON
 //! to `uqd` over a per-user Unix socket (see docs/design.md) and turn the replies into SQL
 //! values and rows. `uq_version`, `uq_sentences` and the metric aggregates (`uq_auroc`, …)
-//! are computed locally.
+//! are computed locally. Loading also creates `temp.uq_llms`, the connection's registry of
+//! named LLM configs (llms.rs).
 
 mod args;
 mod client;
 mod functions;
+mod llm_functions;
+mod llms;
 mod metrics;
+mod tvf;
 mod vtab_sentences;
 mod vtab_unit_scores;
 
@@ -43,7 +47,10 @@ fn register(db: Connection) -> rusqlite::Result<bool> {
     functions::register(&db, &client)?;
     metrics::register(&db)?;
     vtab_sentences::register(&db)?;
+    llm_functions::register(&db, &client)?;
     vtab_unit_scores::register(&db, client)?;
+    // Last: creates temp.uq_llms, which needs its module.
+    llms::register(&db)?;
     Ok(false)
 }
 

@@ -13,6 +13,7 @@ use rusqlite::vtab::{
 use rusqlite::{ffi, Connection};
 
 use crate::client::Client;
+use crate::llms::Options;
 use crate::{args, guard, sql_err};
 
 const NAME: &str = "uq_unit_scores";
@@ -36,6 +37,8 @@ pub fn register(db: &Connection, client: Arc<Client>) -> rusqlite::Result<()> {
 struct UnitScoresTab {
     base: ffi::sqlite3_vtab,
     client: Arc<Client>,
+    /// The connection, to read `temp.uq_llms` (the table never outlives it).
+    db: *mut ffi::sqlite3,
 }
 
 unsafe impl<'vtab> VTab<'vtab> for UnitScoresTab {
@@ -43,7 +46,7 @@ unsafe impl<'vtab> VTab<'vtab> for UnitScoresTab {
     type Cursor = UnitScoresCursor<'vtab>;
 
     fn connect(
-        _db: &mut VTabConnection,
+        db: &mut VTabConnection,
         aux: Option<&Arc<Client>>,
         _module: &[u8],
         _database: &[u8],
@@ -62,6 +65,8 @@ unsafe impl<'vtab> VTab<'vtab> for UnitScoresTab {
                 UnitScoresTab {
                     base: ffi::sqlite3_vtab::default(),
                     client,
+                    // SAFETY: kept to run queries on this connection from xFilter.
+                    db: unsafe { db.handle() },
                 },
             ))
         })
@@ -162,15 +167,19 @@ impl UnitScoresCursor<'_> {
             .map(|v| args::text(NAME, "options_json", v))
             .transpose()?
             .flatten();
-        let parsed = args::validate_options(NAME, &options)?;
-        if !args::has_units(&response, &parsed) {
+        // SAFETY: a non-owning handle on the connection running this query.
+        let conn = unsafe { rusqlite::Connection::from_handle(self.tab.db) }
+            .map_err(|e| format!("{NAME}: {e}"))?;
+        let o = Options::new(&conn, NAME, options)?;
+        if !args::has_units(&response, &o.parsed) {
             return Ok(());
         }
+        let llm = o.score_uses_llm();
         let result = self
             .tab
             .client
-            .score(response, samples, options)
-            .map_err(|e| format!("{NAME}: {e}"))?;
+            .score(response, samples, o.map, llm)
+            .map_err(|e| o.used.error(NAME, e))?;
         if let Some(bad) = result
             .scores
             .iter()

@@ -10,7 +10,11 @@ const PASSAGES: usize = 3;
 
 fn data() -> std::path::PathBuf {
     let p = root().join("../shared/data/selfcheck_wikibio_dev.jsonl");
-    assert!(p.exists(), "{} is missing: the evaluation data lives in ../shared/data", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: the evaluation data lives in ../shared/data",
+        p.display()
+    );
     p
 }
 
@@ -18,17 +22,26 @@ fn data() -> std::path::PathBuf {
 fn sql_example_matches_the_benchmark() {
     let sb = Sandbox::new("selfcheck");
     let sql = std::fs::read_to_string(root().join("examples/selfcheck.sql")).unwrap();
-    assert!(sql.contains("LIMIT -1;"), "the example keeps its passage limit knob");
+    assert!(
+        sql.contains("LIMIT -1;"),
+        "the example keeps its passage limit knob"
+    );
     let sql = sql
         .replace("LIMIT -1;", &format!("LIMIT {PASSAGES};"))
-        .replace("../shared/data/selfcheck_wikibio_dev.jsonl", &data().display().to_string())
+        .replace(
+            "../shared/data/selfcheck_wikibio_dev.jsonl",
+            &data().display().to_string(),
+        )
         .replace(".load dist/uq0", "")
         .replace(".mode box", ".mode list\n.separator |");
     let out = sb.sqlite_ok(&sql);
     let mut sql_rows: HashMap<String, Vec<f64>> = HashMap::new();
     for line in out.lines().skip(1) {
         let f: Vec<&str> = line.split('|').collect();
-        let nums = f[1..].iter().map(|x| x.parse::<f64>().expect(line)).collect();
+        let nums = f[1..]
+            .iter()
+            .map(|x| x.parse::<f64>().expect(line))
+            .collect();
         sql_rows.insert(f[0].to_string(), nums);
     }
     assert_eq!(sql_rows.len(), 8, "all eight sentence-level scorers: {out}");
@@ -43,17 +56,31 @@ fn sql_example_matches_the_benchmark() {
         "--limit",
         &PASSAGES.to_string(),
     ]);
-    assert!(bench.status.success(), "{}", String::from_utf8_lossy(&bench.stderr));
+    assert!(
+        bench.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bench.stderr)
+    );
     let mut seen = 0;
     for line in String::from_utf8_lossy(&bench.stdout).lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        let Some(scorer) = v["scorer"].as_str() else { continue };
+        let Some(scorer) = v["scorer"].as_str() else {
+            continue;
+        };
         let s = &sql_rows[scorer];
-        let b = [&v["nonfact_auc_pr"], &v["factual_auc_pr"], &v["auroc"], &v["passage_pearson"]];
+        let b = [
+            &v["nonfact_auc_pr"],
+            &v["factual_auc_pr"],
+            &v["auroc"],
+            &v["passage_pearson"],
+        ];
         for (i, (x, y)) in s.iter().zip(b).enumerate() {
             let y = y.as_f64().unwrap();
             let tol = if i == 2 { 1e-3 } else { 0.1 }; // SQL rounds to 4 / 2 decimals
-            assert!((x - y).abs() <= tol, "{scorer} metric {i}: SQL {x} vs bench {y}");
+            assert!(
+                (x - y).abs() <= tol,
+                "{scorer} metric {i}: SQL {x} vs bench {y}"
+            );
         }
         seen += 1;
     }

@@ -185,7 +185,10 @@ fn options_are_validated_with_the_list_of_valid_names() {
     ));
     assert!(err.contains("num_samples") && err.contains('3'), "{err}");
     let err = sb.sqlite_err(&format!(
-        "SELECT response_confidence('A b.', {samples}, '{{\"granularity\":\"claim\"}}');"
+        "SELECT response_confidence('A b.', {samples}, '{{\"granularity\":\"paragraph\"}}');"
     ));
-    assert!(err.contains("units"), "{err}");
+    assert!(
+        err.contains("paragraph") && err.contains("sentence") && err.contains("claim"),
+        "{err}"
+    );
 }

@@ -79,6 +79,33 @@ impl LocalSettings {
             weights: WeightFormat::F32,
         }
     }
+
+    /// The generation parameters in force for `req` (the request's overrides, else these
+    /// settings): what [`LocalModel`] uses and keys the cache with.
+    pub fn params(&self, req: &ChatRequest) -> Params {
+        Params {
+            temperature: req.temperature.unwrap_or(self.temperature),
+            top_p: self.top_p,
+            max_tokens: req.max_tokens.unwrap_or(self.max_tokens),
+            seed: self.seed,
+            logprobs: self.logprobs,
+        }
+    }
+}
+
+/// `file stem:size in bytes`: a GGUF's identity in the completion cache.
+fn format_model_id(path: &Path, size: u64) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{stem}:{size}")
+}
+
+/// The identity [`LocalModel::model_id`] will have for the GGUF at `path`, without loading it
+/// (so that a cache lookup need not load the model).
+pub fn model_id_for(path: &Path) -> std::io::Result<String> {
+    Ok(format_model_id(path, std::fs::metadata(path)?.len()))
 }
 
 /// One generated sample.
@@ -170,12 +197,8 @@ impl LocalModel {
                 "loading panicked inside candle (corrupt or unsupported GGUF?)",
             )
         })??;
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
         Ok(LocalModel {
-            model_id: format!("{stem}:{size}"),
+            model_id: format_model_id(&path, size),
             settings,
             engine: Arc::new(Mutex::new(loaded)),
         })
@@ -183,6 +206,29 @@ impl LocalModel {
 
     pub fn settings(&self) -> &LocalSettings {
         &self.settings
+    }
+
+    /// The same loaded weights with other generation settings (nothing is reloaded; the two
+    /// share one engine and its lock). `settings.model_path` and `settings.weights` must be this
+    /// model's.
+    pub fn with_settings(&self, settings: LocalSettings) -> Result<LocalModel, LlmError> {
+        check_settings(&settings)?;
+        if settings.model_path != self.settings.model_path
+            || settings.weights != self.settings.weights
+        {
+            return Err(LlmError::Config(format!(
+                "with_settings: the settings name {} ({:?}) but this model is {} ({:?}): load that file instead",
+                settings.model_path.display(),
+                settings.weights,
+                self.settings.model_path.display(),
+                self.settings.weights
+            )));
+        }
+        Ok(LocalModel {
+            settings,
+            model_id: self.model_id.clone(),
+            engine: Arc::clone(&self.engine),
+        })
     }
 
     /// `file stem:size in bytes`, the model's identity in the cache.
@@ -431,13 +477,7 @@ impl LlmBackend for LocalModel {
     }
 
     fn params(&self, req: &ChatRequest) -> Params {
-        Params {
-            temperature: req.temperature.unwrap_or(self.settings.temperature),
-            top_p: self.settings.top_p,
-            max_tokens: req.max_tokens.unwrap_or(self.settings.max_tokens),
-            seed: self.settings.seed,
-            logprobs: self.settings.logprobs,
-        }
+        self.settings.params(req)
     }
 
     async fn complete(&self, req: &ChatRequest, n: usize) -> Result<Completion, LlmError> {

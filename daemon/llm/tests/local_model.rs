@@ -182,3 +182,23 @@ async fn local_answers_go_through_the_cache() {
     assert_eq!(a.texts, b.texts);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_settings_shares_the_weights_and_the_identity() {
+    let Some(m) = model() else { return };
+    let path = m.settings().model_path.clone();
+    assert_eq!(uq_llm::local::model_id_for(&path).unwrap(), m.model_id());
+    let mut s = m.settings().clone();
+    s.max_tokens = 5;
+    s.temperature = 0.0;
+    let short = m.with_settings(s.clone()).unwrap();
+    assert_eq!(short.model_id(), m.model_id());
+    assert_eq!(short.params(&question()), s.params(&question()));
+    let c = short.complete(&question(), 1).await.unwrap();
+    assert!(c.usage.completion_tokens <= 5, "{:?}", c.usage);
+    let mut other = s.clone();
+    other.model_path = "/elsewhere/x.gguf".into();
+    assert!(m.with_settings(other).is_err());
+    s.top_p = 0.0;
+    assert!(m.with_settings(s).is_err());
+}

@@ -38,6 +38,8 @@ fn test_config() -> Config {
         max_wait_ms: 2,
         nli_max_tokens: None,
         embed_max_tokens: 256,
+        cache_db: std::env::temp_dir().join("uqd-engine-tests-unused.sqlite"),
+        local_llm: PathBuf::from("/nonexistent/unused.gguf"),
     }
 }
 

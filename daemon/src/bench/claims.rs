@@ -1,0 +1,269 @@
+//! `uqd bench claims`: the claims of the FActScore-Bio answers in the graph-uq data
+//! (shared/data/README.md) scored with the claim-level scorers, evaluated against the GPT-4
+//! grader's labels, plus uncertainty-aware decoding (UAD) accuracy per percentile threshold and
+//! the same throughput, cache and memory figures as `bench selfcheck`. Prints one JSON object
+//! per line.
+//!
+//! * Units: each record's `response_claims` (all of them, null-labelled ones included, as
+//!   `options.units` at granularity "claim": no decomposition call). Samples: the first m of
+//!   `samples`.
+//! * Scorers: the NLI scorers of the unit-response family (entailment, noncontradiction,
+//!   contrasted_entailment). The matched-claim scorers need each sample's claims, which the
+//!   data does not have per sample; they run only with `--sample-units sentences`, which gives
+//!   each sample's sentences (`split_sentences`) as its units: an APPROXIMATION of matched-claim
+//!   scoring (a sentence often carries several claims), not the paper's matched-claim setup.
+//!   Without it a `{"skipped": "matched_*", ...}` line says so.
+//! * Metrics, per scorer, over the claims labelled 0 or 1 (nulls excluded): positive class =
+//!   supported (label 1), score = confidence; AUROC, AUC-PR (average precision), ECE (10 equal
+//!   bins), Brier.
+//! * `--uad`: per scorer and percentile q in 10, 20, …, 90, the claims kept by UAD at the
+//!   threshold `percentile(q)` (numpy linear) of THAT RESPONSE's claim scores (all its claims,
+//!   unlabelled included), kept ⇔ score > threshold; `kept_claims` counts the kept labelled
+//!   claims and `kept_accuracy` is the share of them that are supported. A `percentile: 0`
+//!   baseline line gives the accuracy of all labelled claims (nothing filtered), as the paper's
+//!   UAD figure. No reconstruction call is made: accuracy needs none.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use uq_core::aggregate::percentile;
+use uq_core::decompose::split_sentences;
+use uq_core::metrics::{auroc, average_precision, brier, ece};
+use uq_core::protocol::ScoreResult;
+use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
+
+use super::common::{load_jsonl, measure, round, unit_scores, Job, RunConfig};
+use crate::engine::Engine;
+use crate::llm::LlmService;
+
+#[derive(Deserialize)]
+struct Record {
+    response: String,
+    samples: Vec<String>,
+    response_claims: Vec<Claim>,
+}
+
+#[derive(Deserialize)]
+struct Claim {
+    claim: String,
+    /// 1 supported, 0 not supported, null excluded from the metrics.
+    label: Option<u8>,
+}
+
+impl Claim {
+    fn supported(&self) -> Option<bool> {
+        self.label.map(|l| l == 1)
+    }
+}
+
+/// What stands in for each sample's claims for the matched-claim scorers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SampleUnits {
+    /// Each sample's sentences (`split_sentences`): an approximation.
+    Sentences,
+}
+
+pub struct ClaimsArgs<'a> {
+    pub data: &'a Path,
+    pub samples: usize,
+    /// Concurrent client threads submitting responses (they share the daemon's batcher).
+    pub clients: usize,
+    /// Only the first `limit` records (all when `None`).
+    pub limit: Option<usize>,
+    /// Batch size of the raw-model measurement (the daemon's `max_batch`).
+    pub max_batch: usize,
+    /// Matched-claim scorers run only when given.
+    pub sample_units: Option<SampleUnits>,
+    /// Print the UAD accuracy lines.
+    pub uad: bool,
+}
+
+/// UAD percentile thresholds.
+const UAD_PERCENTILES: [u32; 9] = [10, 20, 30, 40, 50, 60, 70, 80, 90];
+/// ECE bins.
+const ECE_BINS: usize = 10;
+
+/// Runs the benchmark and prints its JSON lines to stdout (progress goes to stderr).
+/// No LLM call is made; `llm` is only passed through the pipeline.
+pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<(), String> {
+    let records = load(args.data, args.limit)?;
+    if let Some(r) = records.iter().find(|r| r.samples.len() < args.samples) {
+        return Err(format!(
+            "--samples {} but a record has only {} samples",
+            args.samples,
+            r.samples.len()
+        ));
+    }
+    let scorers: Vec<Scorer> = ALL_SCORERS
+        .iter()
+        .copied()
+        .filter(|s| match s.family() {
+            Family::UnitResponse => s.needs_nli(),
+            Family::MatchedUnit => args.sample_units.is_some(),
+            Family::Verbalized => false,
+        })
+        .collect();
+    if args.sample_units.is_none() {
+        println!(
+            "{}",
+            json!({
+                "skipped": "matched_*",
+                "reason": "the data has no claims per sample; pass --sample-units sentences to \
+                           score the matched-claim scorers with each sample's sentences standing \
+                           in for its claims (an approximation)",
+            })
+        );
+    }
+    let jobs: Vec<Job> = records
+        .iter()
+        .map(|r| {
+            let samples = r.samples[..args.samples].to_vec();
+            let sample_units = args
+                .sample_units
+                .map(|SampleUnits::Sentences| samples.iter().map(|s| split_sentences(s)).collect());
+            Job {
+                response: r.response.clone(),
+                units: r.response_claims.iter().map(|c| c.claim.clone()).collect(),
+                samples,
+                sample_units,
+                granularity: Granularity::Claim,
+            }
+        })
+        .collect();
+    let run = RunConfig {
+        clients: args.clients,
+        max_batch: args.max_batch,
+    };
+    let mut measured = measure(engine, llm, &jobs, &run, &scorers)?;
+
+    let per_scorer: Vec<(Scorer, Vec<Vec<f64>>)> = scorers
+        .iter()
+        .map(|&s| Ok((s, claim_scores(s, &records, &measured.results)?)))
+        .collect::<Result<_, String>>()?;
+    for (scorer, scores) in &per_scorer {
+        println!("{}", evaluate(*scorer, &records, scores));
+    }
+    if args.uad {
+        for (scorer, scores) in &per_scorer {
+            for line in uad_lines(*scorer, &records, scores) {
+                println!("{line}");
+            }
+        }
+    }
+    let s = &mut measured.summary;
+    s.insert("responses".into(), json!(records.len()));
+    s.insert("granularity".into(), json!(Granularity::Claim.as_str()));
+    s.insert(
+        "sample_units".into(),
+        json!(args.sample_units.map(|SampleUnits::Sentences| "sentences")),
+    );
+    println!("{}", Value::Object(measured.summary));
+    Ok(())
+}
+
+fn load(path: &Path, limit: Option<usize>) -> Result<Vec<Record>, String> {
+    let records: Vec<Record> = load_jsonl(path, limit)?;
+    for (i, r) in records.iter().enumerate() {
+        if let Some(c) = r
+            .response_claims
+            .iter()
+            .find(|c| c.label.is_some_and(|l| l > 1))
+        {
+            return Err(format!(
+                "{} record {}: claim label {:?} is not 0, 1 or null",
+                path.display(),
+                i + 1,
+                c.label
+            ));
+        }
+    }
+    Ok(records)
+}
+
+/// `scorer`'s score of every claim, per record, checked against the record's claim count.
+fn claim_scores(
+    scorer: Scorer,
+    records: &[Record],
+    results: &[ScoreResult],
+) -> Result<Vec<Vec<f64>>, String> {
+    records
+        .iter()
+        .zip(results)
+        .enumerate()
+        .map(|(i, (rec, res))| {
+            let v = unit_scores(res, scorer);
+            if v.len() != rec.response_claims.len() {
+                return Err(format!(
+                    "internal error: record {} has {} claims but {} {} scores",
+                    i + 1,
+                    rec.response_claims.len(),
+                    v.len(),
+                    scorer.name()
+                ));
+            }
+            Ok(v)
+        })
+        .collect()
+}
+
+/// AUROC, AUC-PR, ECE and Brier over the labelled claims; positive class = supported.
+fn evaluate(scorer: Scorer, records: &[Record], scores: &[Vec<f64>]) -> Value {
+    let (mut conf, mut supported) = (Vec::new(), Vec::new());
+    for (rec, sc) in records.iter().zip(scores) {
+        for (c, &s) in rec.response_claims.iter().zip(sc) {
+            if let Some(l) = c.supported() {
+                conf.push(s);
+                supported.push(l);
+            }
+        }
+    }
+    json!({
+        "scorer": scorer.name(),
+        "family": scorer.family().as_str(),
+        "auroc": auroc(&conf, &supported).map(round),
+        "auprc": average_precision(&conf, &supported).map(round),
+        "ece": ece(&conf, &supported, ECE_BINS).map(round),
+        "brier": brier(&conf, &supported).map(round),
+        "claims": conf.len(),
+    })
+}
+
+/// The UAD lines of one scorer: the unfiltered baseline (percentile 0), then one line per
+/// percentile threshold, each threshold taken over one response's claim scores.
+fn uad_lines(scorer: Scorer, records: &[Record], scores: &[Vec<f64>]) -> Vec<Value> {
+    let accuracy =
+        |kept: usize, supported: usize| (kept > 0).then(|| round(supported as f64 / kept as f64));
+    let labelled = records
+        .iter()
+        .flat_map(|r| &r.response_claims)
+        .filter_map(Claim::supported);
+    let (all, all_supported) = labelled.fold((0, 0), |(n, k), l| (n + 1, k + usize::from(l)));
+    let mut lines = vec![json!({
+        "uad": scorer.name(),
+        "percentile": 0,
+        "kept_claims": all,
+        "kept_accuracy": accuracy(all, all_supported),
+    })];
+    for q in UAD_PERCENTILES {
+        let (mut kept, mut kept_supported) = (0usize, 0usize);
+        for (rec, sc) in records.iter().zip(scores) {
+            let Some(tau) = percentile(sc, f64::from(q)) else {
+                continue;
+            };
+            for (c, &s) in rec.response_claims.iter().zip(sc) {
+                if let (true, Some(l)) = (s > tau, c.supported()) {
+                    kept += 1;
+                    kept_supported += usize::from(l);
+                }
+            }
+        }
+        lines.push(json!({
+            "uad": scorer.name(),
+            "percentile": q,
+            "kept_claims": kept,
+            "kept_accuracy": accuracy(kept, kept_supported),
+        }));
+    }
+    lines
+}

@@ -1,0 +1,12 @@
+//! Benchmarks of `uqd bench`, each printing one JSON object per line: `selfcheck` (sentence
+//! level, SelfCheckGPT WikiBio) and `claims` (claim level, FActScore-Bio from the graph-uq data).
+//! `common` holds what they share: the measured scoring runs, the cached rerun, the raw model
+//! throughput and the summary line.
+
+mod claims;
+mod common;
+mod selfcheck;
+
+pub use claims::{claims, ClaimsArgs, SampleUnits};
+pub use common::peak_rss_mb;
+pub use selfcheck::{selfcheck, SelfcheckArgs};

@@ -1,0 +1,123 @@
+//! `uqd bench selfcheck`: every annotated SelfCheckGPT WikiBio sentence scored with every
+//! sentence-level scorer, evaluated with the dataset's conventions (shared/data/README.md),
+//! plus throughput, cache and memory figures. Prints one JSON object per line.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use uq_core::metrics::{auroc, average_precision, pearson};
+use uq_core::protocol::ScoreResult;
+use uq_core::scorers::{Granularity, Scorer, ALL as ALL_SCORERS};
+
+use super::common::{load_jsonl, measure, pct, round, unit_scores, Job, RunConfig};
+use crate::engine::Engine;
+use crate::llm::LlmService;
+
+#[derive(Deserialize)]
+struct Passage {
+    gpt3_text_samples: Vec<String>,
+    gpt3_sentences: Vec<String>,
+    annotation: Vec<String>,
+}
+
+pub struct SelfcheckArgs<'a> {
+    pub data: &'a Path,
+    pub samples: usize,
+    /// Concurrent client threads submitting passages (they share the daemon's batcher).
+    pub clients: usize,
+    /// Only the first `limit` passages (all when `None`).
+    pub limit: Option<usize>,
+    /// Batch size of the raw-model measurement (the daemon's `max_batch`).
+    pub max_batch: usize,
+}
+
+/// Runs the benchmark and prints its JSON lines to stdout (progress goes to stderr).
+/// The LLM-judged scorers are left out (they need a question and an LLM, which the dataset run
+/// does not have); `llm` is only passed through the pipeline.
+pub fn selfcheck(engine: &Engine, llm: &LlmService, args: &SelfcheckArgs) -> Result<(), String> {
+    let passages = load(args.data, args.limit)?;
+    if let Some(p) = passages
+        .iter()
+        .find(|p| p.gpt3_text_samples.len() < args.samples)
+    {
+        return Err(format!(
+            "--samples {} but a passage has only {} samples",
+            args.samples,
+            p.gpt3_text_samples.len()
+        ));
+    }
+    let model_scorers: Vec<Scorer> = ALL_SCORERS
+        .iter()
+        .copied()
+        .filter(|s| !s.needs_llm())
+        .collect();
+    // The pipeline splits the samples into sentences for the matched-unit scorers.
+    let jobs: Vec<Job> = passages
+        .iter()
+        .map(|p| Job {
+            response: String::new(),
+            units: p.gpt3_sentences.clone(),
+            samples: p.gpt3_text_samples[..args.samples].to_vec(),
+            sample_units: None,
+            granularity: Granularity::Sentence,
+        })
+        .collect();
+    let run = RunConfig {
+        clients: args.clients,
+        max_batch: args.max_batch,
+    };
+    let mut measured = measure(engine, llm, &jobs, &run, &model_scorers)?;
+
+    for &scorer in &model_scorers {
+        println!("{}", evaluate(scorer, &passages, &measured.results));
+    }
+    measured
+        .summary
+        .insert("passages".into(), json!(passages.len()));
+    println!("{}", Value::Object(measured.summary));
+    Ok(())
+}
+
+fn load(path: &Path, limit: Option<usize>) -> Result<Vec<Passage>, String> {
+    let passages: Vec<Passage> = load_jsonl(path, limit)?;
+    for (i, p) in passages.iter().enumerate() {
+        if p.annotation.len() != p.gpt3_sentences.len() {
+            return Err(format!(
+                "{} record {}: annotation and gpt3_sentences differ in length",
+                path.display(),
+                i + 1
+            ));
+        }
+    }
+    Ok(passages)
+}
+
+/// SelfCheckGPT conventions: non-factual = minor or major inaccurate; NonFact AUC-PR on
+/// 1 − confidence, Factual AUC-PR on confidence, passage Pearson between the mean
+/// 1 − confidence and the share of non-factual sentences.
+fn evaluate(scorer: Scorer, passages: &[Passage], results: &[ScoreResult]) -> Value {
+    let (mut conf, mut factual) = (Vec::new(), Vec::new());
+    let (mut passage_score, mut passage_share) = (Vec::new(), Vec::new());
+    for (p, r) in passages.iter().zip(results) {
+        let scores = unit_scores(r, scorer);
+        let labels: Vec<bool> = p.annotation.iter().map(|a| a == "accurate").collect();
+        if scores.is_empty() {
+            continue;
+        }
+        passage_score.push(scores.iter().map(|c| 1.0 - c).sum::<f64>() / scores.len() as f64);
+        passage_share.push(labels.iter().filter(|&&f| !f).count() as f64 / labels.len() as f64);
+        conf.extend(scores);
+        factual.extend(labels);
+    }
+    let hallu: Vec<f64> = conf.iter().map(|c| 1.0 - c).collect();
+    let nonfact: Vec<bool> = factual.iter().map(|f| !f).collect();
+    json!({
+        "scorer": scorer.name(),
+        "family": scorer.family().as_str(),
+        "nonfact_auc_pr": average_precision(&hallu, &nonfact).map(pct),
+        "factual_auc_pr": average_precision(&conf, &factual).map(pct),
+        "auroc": auroc(&conf, &factual).map(round),
+        "passage_pearson": pearson(&passage_score, &passage_share).map(pct),
+    })
+}

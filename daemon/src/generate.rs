@@ -1,0 +1,129 @@
+//! The `generate` op: the original answer to a prompt and `n` sampled answers, by the
+//! generation LLM (uqlm's `generate_original_responses` + `generate_candidate_responses`).
+//!
+//! * Row 0 is generated at `options.temperature` (default 0), rows 1..n at
+//!   `options.sampling_temperature` (default 1.0) as samples 0..n−1 of one request, so they are
+//!   distinct (each sample has its own index and, with a seed, its own seed `seed + index`; an
+//!   OpenAI server that honours `n` answers them in one call). When both temperatures are equal
+//!   the original is sample 0 of that same request and the rows are samples 1..n, so no row
+//!   repeats another.
+//! * Everything goes through the completion cache: the same request again returns the same rows
+//!   with `cached: true` and costs no call. Token counts are those of the call that produced a
+//!   row (a call that produced several samples reports its whole usage on the first).
+//! * The prompt is sent as the user message with no system message (the local model uses its
+//!   chat template's default system prompt).
+
+use serde_json::Value;
+use uq_core::options::{parse_options, LlmRole};
+use uq_core::protocol::{GenerateResult, GeneratedResponse};
+use uq_llm::ChatRequest;
+
+use crate::llm::{LlmService, RoleLlm};
+use crate::pipeline::check_text;
+
+/// Most sampled answers one `generate` request may ask for.
+pub const MAX_SAMPLES: usize = 1024;
+
+/// One block of rows: `count` samples of `req`, starting at sample index `first`.
+struct Block {
+    req: ChatRequest,
+    temperature: f64,
+    first: usize,
+    count: usize,
+}
+
+/// Answers a `generate` request.
+pub fn generate(
+    llm: &LlmService,
+    prompt: &str,
+    n: usize,
+    options: &Value,
+) -> Result<GenerateResult, String> {
+    if prompt.trim().is_empty() {
+        return Err("prompt is empty: pass the question or instruction to answer".into());
+    }
+    check_text(prompt, "prompt")?;
+    if n > MAX_SAMPLES {
+        return Err(format!(
+            "n = {n} sampled answers is more than the {MAX_SAMPLES} allowed in one call: ask in smaller batches"
+        ));
+    }
+    let opts = parse_options(options)?;
+    let generator = llm.for_role(&opts, LlmRole::Generation)?;
+    let original = ChatRequest::new(prompt).with_temperature(opts.temperature);
+    let sampled = ChatRequest::new(prompt).with_temperature(opts.sampling_temperature);
+    let blocks = if opts.temperature == opts.sampling_temperature {
+        vec![Block {
+            req: sampled,
+            temperature: opts.sampling_temperature,
+            first: 0,
+            count: n + 1,
+        }]
+    } else {
+        vec![
+            Block {
+                req: original,
+                temperature: opts.temperature,
+                first: 0,
+                count: 1,
+            },
+            Block {
+                req: sampled,
+                temperature: opts.sampling_temperature,
+                first: 0,
+                count: n,
+            },
+        ]
+    };
+    // Which rows the cache already holds (before any call).
+    let mut was_cached = Vec::new();
+    for b in &blocks {
+        for i in b.first..b.first + b.count {
+            was_cached.push(generator.cached(&b.req, i)?.is_some());
+        }
+    }
+    let results = llm.block_on(futures_util::future::join_all(
+        blocks
+            .iter()
+            .filter(|b| b.count > 0)
+            .map(|b| generator.complete(&b.req, b.count)),
+    ));
+    let mut completions = Vec::new();
+    for r in results {
+        completions.push(r?);
+    }
+    let mut rows = Vec::with_capacity(n + 1);
+    let mut completions = completions.into_iter();
+    let mut cached = was_cached.into_iter();
+    for b in blocks.iter().filter(|b| b.count > 0) {
+        let c = completions
+            .next()
+            .ok_or_else(|| generator.error("no completion"))?;
+        for (k, text) in c.texts.into_iter().enumerate() {
+            let (model, prompt_tokens, completion_tokens) =
+                stored(&generator, &b.req, b.first + k).unwrap_or_else(|| (c.model.clone(), 0, 0));
+            rows.push(GeneratedResponse {
+                index: rows.len(),
+                text,
+                temperature: b.temperature,
+                model,
+                prompt_tokens,
+                completion_tokens,
+                cached: cached.next().unwrap_or(false),
+            });
+        }
+    }
+    if rows.len() != n + 1 {
+        return Err(generator.error(format!("asked for {} answers, got {}", n + 1, rows.len())));
+    }
+    Ok(GenerateResult { responses: rows })
+}
+
+/// Model and token counts of a sample as the cache stored them.
+fn stored(generator: &RoleLlm, req: &ChatRequest, index: usize) -> Option<(String, u64, u64)> {
+    generator
+        .cached(req, index)
+        .ok()
+        .flatten()
+        .map(|s| (s.model, s.prompt_tokens, s.completion_tokens))
+}

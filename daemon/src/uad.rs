@@ -1,0 +1,124 @@
+//! Uncertainty-aware decoding (paper §3.4; uqlm's `UncertaintyAwareDecoder`): score the claims of a
+//! response, keep those whose score is strictly above a threshold, and have the reconstruction LLM
+//! rewrite the kept claims into a refined response.
+//!
+//! Choices (docs/design.md, "UAD"):
+//! * UAD works on claims. The claims are `options.units` when given, else the decomposition LLM's
+//!   (as `score` at claim granularity). An explicit `granularity: "sentence"` is an error (uqlm
+//!   refuses response refinement at sentence granularity too).
+//! * Only the UAD scorer is computed: `uad_scorer`, else the first of `scorers` (uqlm's
+//!   `claim_filtering_scorer` default). A `uad_scorer` outside `scorers` is scored all the same
+//!   (uqlm would fall back to the first scorer with a warning, which uqlite cannot show).
+//! * Threshold: `threshold` (default 1/3, uqlm's), or `threshold_percentile` = that percentile
+//!   (numpy's linear method) of this answer's claim scores. Kept ⇔ score > threshold; a NaN score
+//!   is never kept.
+//! * pre_confidence aggregates (`options.aggregation`) every claim's score, post_confidence the
+//!   kept claims' scores (NaN skipped, as uqlm's nan-aware aggregation).
+//! * Reconstruction: uqlm's prompt (`prompts::response_reconstruction`, kept claims one per line)
+//!   at the reconstruction LLM's config `temperature` (default 0); the reply, trimmed of
+//!   surrounding whitespace, is the refined response.
+//! * No claim kept (or no claim at all): as uqlm, no reconstruction call is made and the refined
+//!   response is the original response; post_confidence is null (uqlm's `nanmean` of nothing).
+
+use serde_json::Value;
+use uq_core::aggregate::{aggregate, percentile, uad_retained};
+use uq_core::options::{parse_options, LlmRole, DEFAULT_UAD_THRESHOLD};
+use uq_core::protocol::{UadClaim, UadResult};
+use uq_core::scorers::Granularity;
+use uq_llm::{prompts, ChatRequest};
+
+use crate::engine::Engine;
+use crate::llm::{LlmService, RoleLlm};
+use crate::pipeline;
+
+/// The reconstruction request for the kept claims.
+pub fn reconstruction_request(llm: &RoleLlm, kept: &[String]) -> ChatRequest {
+    ChatRequest::new(prompts::response_reconstruction(kept))
+        .with_temperature(llm.role_temperature())
+}
+
+/// Answers a `uad` request.
+pub fn uad(
+    engine: &Engine,
+    llm: &LlmService,
+    response: &str,
+    samples: &[String],
+    options: &Value,
+) -> Result<UadResult, String> {
+    let mut opts = parse_options(options)?;
+    if opts.granularity == Granularity::Sentence
+        && options.get("granularity").is_some_and(|g| !g.is_null())
+    {
+        return Err(
+            "uad filters claims: leave option granularity out or set it to \"claim\" \
+                    (give your own claims in option units)"
+                .into(),
+        );
+    }
+    opts.granularity = Granularity::Claim;
+    let scorer = opts.uad_scorer();
+    opts.scorers = vec![scorer];
+    let samples = pipeline::check_inputs(response, samples, &opts)?;
+    let (claims, sample_units) = pipeline::decompose(llm, response, &samples, &opts)?;
+    let scores = if claims.is_empty() {
+        Vec::new()
+    } else {
+        pipeline::score_units(
+            engine,
+            llm,
+            &claims,
+            &samples,
+            sample_units.as_deref(),
+            &opts,
+        )?
+        .into_iter()
+        .next()
+        .map(|(_, v)| v)
+        .unwrap_or_default()
+    };
+    let threshold = match opts.threshold_percentile {
+        Some(q) => percentile(&scores, q),
+        None => Some(opts.threshold.unwrap_or(DEFAULT_UAD_THRESHOLD)),
+    };
+    let kept = match threshold {
+        Some(t) => uad_retained(&scores, t),
+        None => vec![false; scores.len()],
+    };
+    let kept_claims: Vec<String> = claims
+        .iter()
+        .zip(&kept)
+        .filter(|(_, &k)| k)
+        .map(|(c, _)| c.clone())
+        .collect();
+    let kept_scores: Vec<f64> = scores
+        .iter()
+        .zip(&kept)
+        .filter(|(_, &k)| k)
+        .map(|(&s, _)| s)
+        .collect();
+    let refined_response = if kept_claims.is_empty() {
+        response.to_string()
+    } else {
+        let rebuilder = llm.for_role(&opts, LlmRole::Reconstruction)?;
+        let req = reconstruction_request(&rebuilder, &kept_claims);
+        llm.block_on(rebuilder.text(&req))?.trim().to_string()
+    };
+    Ok(UadResult {
+        claims: claims
+            .into_iter()
+            .zip(scores.iter().zip(&kept))
+            .enumerate()
+            .map(|(idx, (claim, (&score, &kept)))| UadClaim {
+                idx,
+                claim,
+                score,
+                kept,
+            })
+            .collect(),
+        scorer: scorer.name().to_string(),
+        threshold,
+        pre_confidence: aggregate(&scores, opts.aggregation),
+        post_confidence: aggregate(&kept_scores, opts.aggregation),
+        refined_response,
+    })
+}

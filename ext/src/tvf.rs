@@ -1,0 +1,209 @@
+//! A small framework for the daemon-backed eponymous table-valued functions of the LLM layer
+//! (`uq_generate`, `uq_claims`, `uad_claims`): output columns, then one hidden column per
+//! argument (`SELECT * FROM f(a, b[, c])`); all rows are computed by one call in `xFilter`.
+
+use std::borrow::Cow;
+use std::ffi::{c_int, CStr};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::vtab::{
+    Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConnection, VTabCursor,
+};
+use rusqlite::{ffi, Connection};
+
+use crate::client::Client;
+use crate::{guard, sql_err};
+
+/// One table-valued function.
+pub trait TableFn: Sized + 'static {
+    /// SQL name, for errors.
+    const NAME: &'static str;
+    /// `CREATE TABLE x(<output columns>, <one HIDDEN column per argument>)`.
+    const SCHEMA: &'static CStr;
+    /// Number of output (not hidden) columns.
+    const N_OUT: usize;
+    /// Number of arguments (hidden columns).
+    const N_ARGS: usize;
+    /// The first `N_REQUIRED` arguments must be given.
+    const N_REQUIRED: usize;
+    /// Call syntax shown when required arguments are missing, e.g. `uq_claims(text[, options_json])`.
+    const USAGE: &'static str;
+
+    /// The rows (each `N_OUT` values) for the arguments (`N_ARGS` values; NULL when not given).
+    fn rows(
+        client: &Client,
+        conn: &Connection,
+        args: &[ValueRef<'_>],
+    ) -> Result<Vec<Vec<Value>>, String>;
+}
+
+#[repr(C)]
+pub struct FnTab<F: TableFn> {
+    base: ffi::sqlite3_vtab,
+    client: Arc<Client>,
+    /// The connection, to read `temp.uq_llms` (the table never outlives it).
+    db: *mut ffi::sqlite3,
+    phantom: PhantomData<F>,
+}
+
+unsafe impl<'vtab, F: TableFn> VTab<'vtab> for FnTab<F> {
+    type Aux = Arc<Client>;
+    type Cursor = FnCursor<'vtab, F>;
+
+    fn connect(
+        db: &mut VTabConnection,
+        aux: Option<&Arc<Client>>,
+        _module: &[u8],
+        _database: &[u8],
+        _table: &[u8],
+        _args: &[&[u8]],
+    ) -> rusqlite::Result<(Cow<'static, CStr>, Self)> {
+        guard(F::NAME, || {
+            let client = aux
+                .cloned()
+                .ok_or_else(|| sql_err(format!("{}: no daemon client", F::NAME)))?;
+            Ok((
+                Cow::Borrowed(F::SCHEMA),
+                FnTab {
+                    base: ffi::sqlite3_vtab::default(),
+                    client,
+                    // SAFETY: kept to run queries on this connection from xFilter.
+                    db: unsafe { db.handle() },
+                    phantom: PhantomData,
+                },
+            ))
+        })
+    }
+
+    fn best_index(&self, info: &mut IndexInfo) -> rusqlite::Result<bool> {
+        guard(F::NAME, || {
+            let mut found: Vec<Option<usize>> = vec![None; F::N_ARGS];
+            let mut unusable = 0u32;
+            for (i, c) in info.constraints().enumerate() {
+                let col = c.column();
+                if col < F::N_OUT as c_int || col >= (F::N_OUT + F::N_ARGS) as c_int {
+                    continue;
+                }
+                let arg = col as usize - F::N_OUT;
+                if !c.is_usable() {
+                    unusable |= 1 << arg;
+                } else if c.operator() == IndexConstraintOp::SQLITE_INDEX_CONSTRAINT_EQ {
+                    found[arg] = Some(i);
+                }
+            }
+            let required = (1u32 << F::N_REQUIRED) - 1;
+            let mut idx_num = 0u32;
+            let mut argv = 0;
+            for (arg, constraint) in found.iter().enumerate() {
+                if let Some(i) = *constraint {
+                    idx_num |= 1 << arg;
+                    argv += 1;
+                    let mut u = info.constraint_usage(i);
+                    u.set_argv_index(argv);
+                    u.set_omit(true);
+                }
+            }
+            if idx_num & required != required {
+                if unusable & required & !idx_num != 0 {
+                    return Ok(false); // another plan can supply the argument
+                }
+                return Err(sql_err(format!(
+                    "{}: pass the arguments, e.g. SELECT * FROM {}",
+                    F::NAME,
+                    F::USAGE
+                )));
+            }
+            info.set_idx_num(idx_num as c_int);
+            info.set_estimated_cost(1e7); // one daemon round trip, possibly LLM calls
+            info.set_estimated_rows(10);
+            Ok(true)
+        })
+    }
+
+    fn open(&'vtab mut self) -> rusqlite::Result<FnCursor<'vtab, F>> {
+        Ok(FnCursor {
+            base: ffi::sqlite3_vtab_cursor::default(),
+            tab: self,
+            args: vec![Value::Null; F::N_ARGS],
+            rows: Vec::new(),
+            pos: 0,
+        })
+    }
+}
+
+#[repr(C)]
+pub struct FnCursor<'vtab, F: TableFn> {
+    base: ffi::sqlite3_vtab_cursor,
+    tab: &'vtab FnTab<F>,
+    /// The arguments as given, for the hidden columns.
+    args: Vec<Value>,
+    rows: Vec<Vec<Value>>,
+    pos: usize,
+}
+
+unsafe impl<F: TableFn> VTabCursor for FnCursor<'_, F> {
+    fn filter(
+        &mut self,
+        idx_num: c_int,
+        _idx_str: Option<&str>,
+        filters: &Filters<'_>,
+    ) -> rusqlite::Result<()> {
+        guard(F::NAME, || {
+            self.rows.clear();
+            self.pos = 0;
+            let mut given = filters.iter();
+            let mut values: Vec<ValueRef<'_>> = vec![ValueRef::Null; F::N_ARGS];
+            for (arg, v) in values.iter_mut().enumerate() {
+                if idx_num & (1 << arg) != 0 {
+                    *v = given.next().unwrap_or(ValueRef::Null);
+                }
+            }
+            self.args = values
+                .iter()
+                .map(|v| Value::try_from(*v).unwrap_or(Value::Null))
+                .collect();
+            // SAFETY: a non-owning handle on the connection running this query.
+            let conn = unsafe { Connection::from_handle(self.tab.db) }?;
+            let rows = F::rows(&self.tab.client, &conn, &values).map_err(sql_err)?;
+            if let Some(bad) = rows.iter().find(|r| r.len() != F::N_OUT) {
+                return Err(sql_err(format!(
+                    "{}: internal error: a row of {} values for {} columns; please report it",
+                    F::NAME,
+                    bad.len(),
+                    F::N_OUT
+                )));
+            }
+            self.rows = rows;
+            Ok(())
+        })
+    }
+
+    fn next(&mut self) -> rusqlite::Result<()> {
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn eof(&self) -> bool {
+        self.pos >= self.rows.len()
+    }
+
+    fn column(&self, ctx: &mut Context, i: c_int) -> rusqlite::Result<()> {
+        guard(F::NAME, || {
+            let i =
+                usize::try_from(i).map_err(|_| sql_err(format!("{}: no column {i}", F::NAME)))?;
+            if i < F::N_OUT {
+                ctx.set_result(&self.rows[self.pos][i])
+            } else if i < F::N_OUT + F::N_ARGS {
+                ctx.set_result(&self.args[i - F::N_OUT])
+            } else {
+                Err(sql_err(format!("{}: no column {i}", F::NAME)))
+            }
+        })
+    }
+
+    fn rowid(&self) -> rusqlite::Result<i64> {
+        Ok(self.pos as i64)
+    }
+}

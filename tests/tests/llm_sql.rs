@@ -1,0 +1,626 @@
+//! The LLM layer in SQL: the `temp.uq_llms` registry, LLM option resolution, `uq_generate`,
+//! `uq_claims`, `claim_confidence`, `uad_filter`, `uad_claims` against the embedded SmolLM2, and
+//! an OpenAI-compatible server on 127.0.0.1 that fails (500 then success; 401).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use uq_integration::*;
+
+/// A sandbox whose daemon keeps its completion cache in the sandbox (no cross-run cache hits).
+fn llm_sandbox(name: &str) -> Sandbox {
+    let sb = Sandbox::new(name);
+    let cache = sb.dir.join("completions.sqlite").display().to_string();
+    sb.with_env("UQ_CACHE_DB", &cache)
+}
+
+fn assert_err(sb: &Sandbox, sql: &str, needles: &[&str]) -> String {
+    let err = sb.sqlite_err(sql);
+    for n in needles {
+        assert!(err.contains(n), "error for\n{sql}\nlacks {n:?}: {err}");
+    }
+    err
+}
+
+/// Registers the local model with a small `max_tokens` (SmolLM2 writes ~20 tokens/s on 2 cores).
+const SMALL: &str = r#"INSERT INTO temp.uq_llms(name, config) VALUES ('small', '{"backend":"local","max_tokens":64}');"#;
+const OPTS: &str = r#"'{"llm":"small"}'"#;
+const BIO: &str = "Marie Curie was a Polish physicist and chemist. She won two Nobel Prizes.";
+
+#[test]
+fn uq_llms_registers_lists_updates_and_deletes() {
+    let sb = Sandbox::new("llms-table");
+    let out = sb.sqlite_ok(
+        r#"
+        SELECT count(*) FROM temp.uq_llms;
+        INSERT INTO temp.uq_llms(name, config) VALUES
+          ('gpt', '{"backend":"openai","base_url":"https://api.example.com/v1","model":"gpt-4o-mini","api_key_env":"OPENAI_API_KEY"}');
+        INSERT INTO temp.uq_llms VALUES ('small', '{"max_tokens":64}');
+        SELECT name, json_extract(config, '$.model') FROM temp.uq_llms ORDER BY name;
+        UPDATE temp.uq_llms SET config = '{"max_tokens":32}' WHERE name = 'small';
+        SELECT config FROM temp.uq_llms WHERE name = 'small';
+        INSERT OR REPLACE INTO temp.uq_llms VALUES ('gpt', '{"backend":"local"}');
+        INSERT OR IGNORE INTO temp.uq_llms VALUES ('gpt', '{"backend":"openai"}');
+        SELECT config FROM temp.uq_llms WHERE name = 'gpt';
+        DELETE FROM temp.uq_llms WHERE name = 'gpt';
+        SELECT group_concat(name) FROM temp.uq_llms;
+        SELECT count(*) FROM uq_llms;
+        "#,
+    );
+    assert_eq!(
+        out,
+        "0\ngpt|gpt-4o-mini\nsmall|\n{\"max_tokens\":32}\n{\"backend\":\"local\"}\nsmall\n1"
+    );
+    // Registrations belong to a connection; each connection has its own (empty) registry.
+    let out = sb.python_ok(
+        r#"
+conn.execute("INSERT INTO temp.uq_llms VALUES ('mine', '{}')")
+other = connect()
+print(conn.execute("SELECT count(*) FROM temp.uq_llms").fetchone()[0],
+      other.execute("SELECT count(*) FROM temp.uq_llms").fetchone()[0])
+conn.load_extension(EXT)  # loading again keeps the registrations
+print(conn.execute("SELECT group_concat(name) FROM temp.uq_llms").fetchone()[0])
+"#,
+    );
+    assert_eq!(out, "1 0\nmine");
+    assert!(sb.daemon_pid().is_none(), "the registry needs no daemon");
+}
+
+#[test]
+fn uq_llms_rejects_api_keys_and_bad_configs() {
+    let sb = Sandbox::new("llms-reject");
+    let secret = "sk-do-not-store";
+    let err = assert_err(
+        &sb,
+        &format!(
+            r#"INSERT INTO temp.uq_llms VALUES ('gpt', '{{"backend":"openai","api_key":"{secret}"}}');"#
+        ),
+        &[
+            "uq_llms",
+            "'gpt'",
+            "api_key",
+            "environment variable",
+            "api_key_env",
+        ],
+    );
+    assert!(!err.contains(secret), "the key is echoed: {err}");
+    assert_err(
+        &sb,
+        r#"INSERT INTO temp.uq_llms VALUES ('gpt', '{"apiKey":"x"}');"#,
+        &["api_key_env"],
+    );
+    for (config, needles) in [
+        ("'[1]'", &["uq_llms", "JSON object", "array"][..]),
+        ("'\"gpt-4o\"'", &["JSON object", "string"]),
+        ("'{'", &["not valid JSON"]),
+        ("NULL", &["config", "NULL"]),
+        ("42", &["TEXT"]),
+        (
+            r#"'{"backend":"anthropic"}'"#,
+            &["backend", "\"local\"", "\"openai\""],
+        ),
+        (r#"'{"modle":"x"}'"#, &["modle", "valid LLM config keys"]),
+        (r#"'{"max_tokens":"lots"}'"#, &["max_tokens"]),
+    ] {
+        assert_err(
+            &sb,
+            &format!("INSERT INTO temp.uq_llms VALUES ('x', {config});"),
+            needles,
+        );
+    }
+    assert_err(
+        &sb,
+        "INSERT INTO temp.uq_llms VALUES (NULL, '{}');",
+        &["name is NULL"],
+    );
+    assert_err(
+        &sb,
+        "INSERT INTO temp.uq_llms VALUES ('  ', '{}');",
+        &["name is empty"],
+    );
+    assert_err(
+        &sb,
+        "INSERT INTO temp.uq_llms VALUES ('a', '{}'); INSERT INTO temp.uq_llms VALUES ('a', '{}');",
+        &["'a' is already registered", "INSERT OR REPLACE"],
+    );
+    assert_err(
+        &sb,
+        r#"INSERT INTO temp.uq_llms VALUES ('a', '{}'); UPDATE temp.uq_llms SET config = '{"api_key":"k"}';"#,
+        &["api_key_env"],
+    );
+    // Nothing bad was stored.
+    assert_eq!(
+        sb.sqlite_ok(
+            r#"INSERT INTO temp.uq_llms VALUES ('a', '{}');
+               UPDATE temp.uq_llms SET config = '[2]' WHERE 0;
+               SELECT name || config FROM temp.uq_llms;"#
+        ),
+        "a{}"
+    );
+}
+
+#[test]
+fn llm_names_in_options_are_resolved_or_explained() {
+    let sb = Sandbox::new("llms-resolve");
+    let samples = json_lit(&SAMPLES);
+    let reg = "INSERT INTO temp.uq_llms VALUES ('a', '{}'), ('b', '{\"backend\":\"local\"}');";
+    // An unknown name: every function, every role option; the error lists the registered names
+    // and shows the INSERT.
+    for (func_sql, func) in [
+        (
+            "SELECT * FROM uq_claims('A b.', '{\"llm\":\"nope\"}');".to_string(),
+            "uq_claims",
+        ),
+        (
+            "SELECT * FROM uq_generate('Q?', 1, '{\"generation_llm\":\"nope\"}');".to_string(),
+            "uq_generate",
+        ),
+        (
+            format!(
+                "SELECT claim_confidence('A b.', {samples}, '{{\"decomposition_llm\":\"nope\"}}');"
+            ),
+            "claim_confidence",
+        ),
+        (
+            format!("SELECT uad_filter('A b.', {samples}, '{{\"reconstruction_llm\":\"nope\"}}');"),
+            "uad_filter",
+        ),
+        (
+            format!("SELECT * FROM uad_claims('A b.', {samples}, '{{\"merge_llm\":\"nope\"}}');"),
+            "uad_claims",
+        ),
+        (
+            format!("SELECT response_confidence('A b.', {samples}, '{{\"judge_llm\":\"nope\"}}');"),
+            "response_confidence",
+        ),
+        (
+            format!(
+                "SELECT * FROM uq_unit_scores('A b.', {samples}, '{{\"question_llm\":\"nope\"}}');"
+            ),
+            "uq_unit_scores",
+        ),
+    ] {
+        assert_err(
+            &sb,
+            &format!("{reg}\n{func_sql}"),
+            &[
+                &format!("{func}:"),
+                "'nope'",
+                "not registered in temp.uq_llms",
+                "registered: 'a', 'b'",
+                "INSERT INTO temp.uq_llms(name, config) VALUES ('nope',",
+            ],
+        );
+    }
+    assert_err(
+        &sb,
+        "SELECT * FROM uq_claims('A b.', '{\"llm\":\"nope\"}');",
+        &["no LLM is registered"],
+    );
+    // A dropped registry: the error says how to recreate it.
+    assert_err(
+        &sb,
+        "DROP TABLE temp.uq_llms; SELECT * FROM uq_claims('A b.', '{\"llm\":\"a\"}');",
+        &["temp.uq_llms does not exist", "USING uq_llms_module()"],
+    );
+    // Inline configs: an API key is refused; a wrong type is explained by the option checks.
+    assert_err(
+        &sb,
+        "SELECT * FROM uq_claims('A b.', '{\"llm\":{\"api_key\":\"sk-x\"}}');",
+        &["uq_claims", "option llm", "api_key_env"],
+    );
+    assert_err(
+        &sb,
+        "SELECT * FROM uq_claims('A b.', '{\"llm\":42}');",
+        &["uq_claims", "llm", "LLM config object"],
+    );
+    // A resolved name is validated like an inline object: an unknown key inside one is named.
+    assert_err(
+        &sb,
+        "SELECT * FROM uq_generate('Q?', 1, '{\"llm\":{\"modle\":\"x\"}}');",
+        &["uq_generate", "modle"],
+    );
+    // None of this needed the daemon.
+    assert!(
+        sb.daemon_pid().is_none(),
+        "option errors must not start the daemon"
+    );
+}
+
+#[test]
+fn llm_function_arguments_are_checked() {
+    let sb = Sandbox::new("llm-args");
+    let samples = json_lit(&SAMPLES);
+    for (sql, needles) in [
+        ("SELECT * FROM uq_generate('Q?', -1);".to_string(), vec!["uq_generate", "n = -1", "negative"]),
+        ("SELECT * FROM uq_generate('Q?', '2');".to_string(), vec!["uq_generate", "n must be an INTEGER", "TEXT"]),
+        ("SELECT * FROM uq_generate('Q?', 1.5);".to_string(), vec!["uq_generate", "n must be an INTEGER", "REAL"]),
+        ("SELECT * FROM uq_generate('Q?', NULL);".to_string(), vec!["uq_generate", "n is NULL"]),
+        ("SELECT * FROM uq_generate(NULL, 1);".to_string(), vec!["uq_generate", "prompt is NULL"]),
+        ("SELECT * FROM uq_generate('  ', 1);".to_string(), vec!["uq_generate", "prompt is empty"]),
+        ("SELECT * FROM uq_generate('Q?');".to_string(), vec!["uq_generate", "pass the arguments"]),
+        ("SELECT * FROM uq_generate('Q?', 1, '[1]');".to_string(), vec!["uq_generate", "options_json", "object"]),
+        ("SELECT * FROM uq_claims(42);".to_string(), vec!["uq_claims", "text must be TEXT"]),
+        ("SELECT * FROM uq_claims('A.', '{\"scorer\":1}');".to_string(), vec!["uq_claims", "unknown option"]),
+        ("SELECT * FROM uq_claims();".to_string(), vec!["uq_claims", "pass the arguments"]),
+        (format!("SELECT claim_confidence(NULL, {samples});"), vec!["claim_confidence", "response"]),
+        ("SELECT claim_confidence('A.', '[]');".to_string(), vec!["claim_confidence", "samples_json"]),
+        (
+            format!("SELECT claim_confidence('A.', {samples}, '{{\"granularity\":\"sentence\"}}');"),
+            vec!["claim_confidence", "granularity", "response_confidence"],
+        ),
+        (
+            format!("SELECT claim_confidence('A.', {samples}, '{{\"scorers\":[\"entailment\",\"luq\"]}}');"),
+            vec!["claim_confidence", "one scorer"],
+        ),
+        (format!("SELECT uad_filter(NULL, {samples});"), vec!["uad_filter", "response is NULL"]),
+        ("SELECT uad_filter('A.', 'x');".to_string(), vec!["uad_filter", "samples_json"]),
+        ("SELECT * FROM uad_claims('A.');".to_string(), vec!["uad_claims", "pass the arguments"]),
+        ("SELECT * FROM uad_claims('A.', '[1]');".to_string(), vec!["uad_claims", "samples_json"]),
+        (
+            format!("SELECT * FROM uad_claims('A.', {samples}, '{{\"threshold\":2}}');"),
+            vec!["uad_claims", "threshold"],
+        ),
+    ] {
+        assert_err(&sb, &sql, &needles);
+    }
+    // Blank inputs have no claims: answered without the daemon.
+    let out = sb.sqlite_ok(&format!(
+        "SELECT count(*) FROM uq_claims('');
+         SELECT count(*) FROM uq_claims(NULL);
+         SELECT count(*) FROM uq_claims(' \n ', {OPTS_INLINE});
+         SELECT claim_confidence('', {samples}) IS NULL;
+         SELECT '[' || uad_filter('  ', {samples}) || ']';
+         SELECT count(*) FROM uad_claims('', {samples});",
+        OPTS_INLINE = r#"'{"llm":{"max_tokens":8}}'"#
+    ));
+    assert_eq!(out, "0\n0\n0\n1\n[  ]\n0");
+    assert!(
+        sb.daemon_pid().is_none(),
+        "argument errors must not start the daemon"
+    );
+}
+
+/// The happy path against the embedded SmolLM2 (the default backend), with small outputs.
+#[test]
+fn local_model_generates_decomposes_and_filters() {
+    let sb = llm_sandbox("llm-local");
+    let samples = json_lit(&SAMPLES);
+    let response = lit(RESPONSE);
+
+    // uq_generate: the original answer and 2 samples.
+    let prompt = lit("Who was Marie Curie? Answer in one sentence.");
+    let sql = format!(
+        "{SMALL}
+         SELECT json_group_array(json_object('idx', idx, 'response', response, 'temperature', temperature,
+           'model', model, 'prompt_tokens', prompt_tokens, 'completion_tokens', completion_tokens,
+           'cached', cached)) FROM (SELECT * FROM uq_generate({prompt}, 2, {OPTS}) ORDER BY idx);"
+    );
+    let rows: Vec<Value> = serde_json::from_str(&sb.sqlite_ok(&sql)).expect("json rows");
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r["idx"], json!(i), "{r}");
+        assert!(r["response"].is_string(), "{r}");
+        assert!(!r["model"].as_str().unwrap_or("").is_empty(), "{r}");
+        assert!(r["prompt_tokens"].as_i64().is_some_and(|n| n >= 0), "{r}");
+        assert!(
+            r["completion_tokens"]
+                .as_i64()
+                .is_some_and(|n| (0..=64).contains(&n)),
+            "{r}"
+        );
+        assert!(matches!(r["cached"].as_i64(), Some(0 | 1)), "{r}");
+    }
+    assert_eq!(rows[0]["temperature"].as_f64(), Some(0.0), "{rows:?}");
+    assert_eq!(rows[1]["temperature"].as_f64(), Some(1.0), "{rows:?}");
+    // The same request again comes from the completion cache.
+    let again = sb.sqlite_ok(&format!(
+        "{SMALL} SELECT cached, response FROM uq_generate({prompt}, 2, {OPTS}) WHERE idx = 0;"
+    ));
+    assert_eq!(
+        again,
+        format!("1|{}", rows[0]["response"].as_str().unwrap_or_default()),
+        "second call"
+    );
+
+    // claim_confidence: in [0, 1], or NULL when the model found no claims.
+    let c = sb.sqlite_ok(&format!(
+        "{SMALL} SELECT coalesce(x BETWEEN 0 AND 1, 'null') FROM \
+         (SELECT claim_confidence({response}, {samples}, {OPTS}) AS x);"
+    ));
+    assert!(c == "1" || c == "null", "claim_confidence: {c}");
+
+    // UAD on caller-supplied claims (`units`): the filter and the reconstruction, whatever the
+    // decomposer does.
+    let units = r#""units":["Marie Curie was a physicist and chemist.","Marie Curie won the Nobel Prize in Physics in 1903.","Marie Curie was born in Vienna."]"#;
+    let with_units = format!("'{{\"llm\":\"small\",{units}}}'");
+    let rows = uad_rows(&sb, &response, &samples, &with_units);
+    assert_eq!(rows.len(), 3, "one row per given claim: {rows:?}");
+    let refined = sb.sqlite_ok(&format!(
+        "{SMALL} SELECT typeof(r), r FROM (SELECT uad_filter({response}, {samples}, {with_units}) AS r);"
+    ));
+    assert!(refined.starts_with("text|"), "{refined}");
+    assert_eq!(
+        refined.trim_start_matches("text|"),
+        rows[0]["refined"].as_str().unwrap_or_default().trim(),
+        "uad_filter and uad_claims disagree"
+    );
+
+    // UAD with the decomposition LLM, and uad_filter: text.
+    uad_rows(&sb, &response, &samples, OPTS);
+    let refined = sb.sqlite_ok(&format!(
+        "{SMALL} SELECT typeof(uad_filter({response}, {samples}, {OPTS}));"
+    ));
+    assert_eq!(refined, "text");
+
+    // uq_claims: at least one claim, idx from 0.
+    let claims = sb.sqlite_ok(&format!(
+        "{SMALL} SELECT idx, claim FROM uq_claims({}, {OPTS});",
+        lit(BIO)
+    ));
+    let lines: Vec<&str> = claims.lines().collect();
+    assert!(
+        !lines.is_empty(),
+        "the local decomposition LLM found no claims in {BIO:?} (uq_claims returned no rows)"
+    );
+    assert!(lines[0].starts_with("0|"), "{claims}");
+}
+
+/// `uad_claims` rows as JSON objects, checked: idx from 0; kept = score > threshold (a NULL
+/// score never kept); pre_confidence = mean of the scores, post_confidence = mean of the kept
+/// scores (NULL when none is kept, and then the refined response is the response).
+fn uad_rows(sb: &Sandbox, response: &str, samples: &str, options: &str) -> Vec<Value> {
+    let sql = format!(
+        "{SMALL}
+         SELECT json_group_array(json_object('idx', idx, 'claim', claim, 'score', score, 'kept', kept,
+           'threshold', threshold, 'pre', pre_confidence, 'post', post_confidence,
+           'refined', refined_response)) FROM uad_claims({response}, {samples}, {options});"
+    );
+    let rows: Vec<Value> = serde_json::from_str(&sb.sqlite_ok(&sql)).expect("json rows");
+    let mut kept_scores = Vec::new();
+    let mut all_scores = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r["idx"], json!(i), "{r}");
+        assert!(r["claim"].is_string(), "{r}");
+        let threshold = r["threshold"].as_f64().expect("threshold");
+        assert!(
+            (threshold - 1.0 / 3.0).abs() < 1e-9,
+            "default threshold: {r}"
+        );
+        let kept = r["kept"].as_i64().expect("kept");
+        match r["score"].as_f64() {
+            Some(s) => {
+                assert!((0.0..=1.0).contains(&s), "{r}");
+                assert_eq!(
+                    kept,
+                    (s > threshold) as i64,
+                    "kept = score > threshold: {r}"
+                );
+                all_scores.push(s);
+                if kept == 1 {
+                    kept_scores.push(s);
+                }
+            }
+            None => assert_eq!(kept, 0, "a NULL score is never kept: {r}"),
+        }
+        assert!(!r["refined"].as_str().unwrap_or("").is_empty(), "{r}");
+        assert_eq!(
+            r["refined"], rows[0]["refined"],
+            "one refined response per answer"
+        );
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    if let Some(r) = rows.first() {
+        match r["post"].as_f64() {
+            Some(p) => assert!(
+                (p - mean(&kept_scores)).abs() < 1e-9,
+                "post_confidence: {rows:?}"
+            ),
+            None => assert!(
+                kept_scores.is_empty(),
+                "post_confidence NULL with kept claims: {rows:?}"
+            ),
+        }
+        if !all_scores.is_empty() {
+            let pre = r["pre"].as_f64().expect("pre_confidence");
+            assert!(
+                (pre - mean(&all_scores)).abs() < 1e-9,
+                "pre_confidence: {rows:?}"
+            );
+        }
+        if kept_scores.is_empty() {
+            assert_eq!(
+                r["refined"].as_str(),
+                Some(RESPONSE),
+                "nothing kept → the response"
+            );
+        }
+    }
+    rows
+}
+
+// ---------------------------------------------------------------------------------------------
+// A fake OpenAI-compatible server
+
+const FAKE_KEY_ENV: &str = "UQ_TEST_FAKE_LLM_KEY";
+const FAKE_KEY: &str = "sk-test-fake";
+const FAKE_ANSWER: &str = "Marie Curie was a physicist.";
+const FAKE_CLAIMS: &str = "### Marie Curie was a physicist.\n### She won two Nobel Prizes.";
+
+/// Serves POST /v1/chat/completions on 127.0.0.1 by model: `flaky` answers 500 the first time
+/// and then succeeds; `denied` always answers 401; `claimer` answers two claims in the format
+/// of the paper's decomposition prompt; anything else answers [`FAKE_ANSWER`]. A request without the
+/// expected bearer key gets 401 too. Counts requests per model.
+struct FakeOpenAi {
+    port: u16,
+    hits: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl FakeOpenAi {
+    fn start() -> FakeOpenAi {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let hits = Arc::new(Mutex::new(HashMap::new()));
+        let h = Arc::clone(&hits);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let h = Arc::clone(&h);
+                std::thread::spawn(move || {
+                    let _ = serve(stream, &h);
+                });
+            }
+        });
+        FakeOpenAi { port, hits }
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    fn hits(&self, model: &str) -> usize {
+        self.hits.lock().unwrap().get(model).copied().unwrap_or(0)
+    }
+}
+
+fn serve(stream: TcpStream, hits: &Mutex<HashMap<String, usize>>) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line)? == 0 {
+            return Ok(());
+        }
+        let mut length = 0usize;
+        let mut auth = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                match k.trim().to_ascii_lowercase().as_str() {
+                    "content-length" => length = v.trim().parse().unwrap_or(0),
+                    "authorization" => auth = v.trim().to_string(),
+                    _ => {}
+                }
+            }
+        }
+        let mut body = vec![0u8; length];
+        reader.read_exact(&mut body)?;
+        let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let model = req["model"].as_str().unwrap_or("").to_string();
+        let n = req["n"].as_u64().unwrap_or(1).max(1);
+        let count = {
+            let mut h = hits.lock().unwrap();
+            let c = h.entry(model.clone()).or_insert(0);
+            *c += 1;
+            *c
+        };
+        let error = |status: &str, msg: &str| {
+            (
+                status.to_string(),
+                json!({"error": {"message": msg, "type": "test"}}),
+            )
+        };
+        let (status, reply) = if !request_line.starts_with("POST /v1/chat/completions") {
+            error("404 Not Found", "no such route")
+        } else if auth != format!("Bearer {FAKE_KEY}") || model == "denied" {
+            error("401 Unauthorized", "Incorrect API key provided")
+        } else if model == "flaky" && count == 1 {
+            error(
+                "500 Internal Server Error",
+                "The server had an error, try again",
+            )
+        } else {
+            let content = if model == "claimer" {
+                FAKE_CLAIMS
+            } else {
+                FAKE_ANSWER
+            };
+            let choices: Vec<Value> = (0..n)
+                .map(|i| {
+                    json!({"index": i, "message": {"role": "assistant", "content": content},
+                           "finish_reason": "stop"})
+                })
+                .collect();
+            (
+                "200 OK".to_string(),
+                json!({"id": "chatcmpl-test", "object": "chat.completion", "model": model,
+                       "choices": choices,
+                       "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}}),
+            )
+        };
+        let body = reply.to_string();
+        let mut out = reader.get_ref();
+        write!(
+            out,
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+             Retry-After: 0\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )?;
+        out.flush()?;
+        return Ok(());
+    }
+}
+
+#[test]
+fn openai_server_faults_are_retried_or_reported() {
+    let fake = FakeOpenAi::start();
+    let sb = llm_sandbox("llm-fake").with_env(FAKE_KEY_ENV, FAKE_KEY);
+    let register = |name: &str, model: &str| {
+        format!(
+            "INSERT INTO temp.uq_llms(name, config) VALUES ('{name}', \
+             '{{\"backend\":\"openai\",\"base_url\":\"{}\",\"model\":\"{model}\",\
+             \"api_key_env\":\"{FAKE_KEY_ENV}\",\"max_retries\":3,\"timeout_ms\":20000}}');",
+            fake.base_url()
+        )
+    };
+    // A unique prompt: never in a completion cache.
+    let prompt = lit(&format!(
+        "Who was Marie Curie? (test {} {})",
+        std::process::id(),
+        fake.port
+    ));
+
+    // 500, then success: the retry gives the answer.
+    let out = sb.sqlite_ok(&format!(
+        "{}\nSELECT idx, response, model, prompt_tokens, completion_tokens, cached \
+         FROM uq_generate({prompt}, 0, '{{\"llm\":\"flaky-llm\"}}');",
+        register("flaky-llm", "flaky")
+    ));
+    assert_eq!(out, format!("0|{FAKE_ANSWER}|flaky|11|7|0"));
+    assert_eq!(fake.hits("flaky"), 2, "one 500 and one retry");
+
+    // 401: not retried; the SQL error names the function, the status and the LLM.
+    let err = assert_err(
+        &sb,
+        &format!(
+            "{}\nSELECT * FROM uq_generate({prompt}, 0, '{{\"generation_llm\":\"locked-llm\"}}');",
+            register("locked-llm", "denied")
+        ),
+        &["uq_generate", "401", "denied", "'locked-llm'", FAKE_KEY_ENV],
+    );
+    assert!(
+        !err.contains(FAKE_KEY),
+        "the key leaked into the error: {err}"
+    );
+    assert_eq!(fake.hits("denied"), 1, "a 401 is not retried");
+
+    // A registered server decomposes too.
+    let out = sb.sqlite_ok(&format!(
+        "{}\nSELECT idx, claim FROM uq_claims({}, '{{\"decomposition_llm\":\"claims-llm\"}}');",
+        register("claims-llm", "claimer"),
+        lit(BIO)
+    ));
+    assert_eq!(
+        out,
+        "0|Marie Curie was a physicist.\n1|She won two Nobel Prizes."
+    );
+    assert_eq!(fake.hits("claimer"), 1);
+}
