@@ -29,3 +29,12 @@ FROM answers;
 SELECT group_concat(unit, ' ') AS cleaned_answer
 FROM (SELECT s.unit FROM answers a, uq_unit_scores(a.answer, a.samples, '{"scorers":["luq"]}') s
       WHERE s.score >= 0.5 ORDER BY s.unit_idx);
+
+-- Claims (the embedded SmolLM2 decomposes the answer; no network, no keys), their support by the
+-- samples (LUQ-atomic), and uncertainty-aware decoding: the answer rebuilt from its kept claims.
+SELECT c.idx, c.claim, round(c.score, 3) AS luq_atomic, c.kept
+FROM answers a, uad_claims(a.answer, a.samples, '{"scorers":["luq_atomic"],"threshold":0.5}') c;
+
+SELECT round(claim_confidence(answer, samples, '{"scorers":["luq_atomic"]}'), 3) AS claim_confidence,
+       uad_filter(answer, samples, '{"scorers":["luq_atomic"],"threshold":0.5}') AS refined_answer
+FROM answers;

@@ -46,7 +46,7 @@ fn register(db: Connection) -> rusqlite::Result<bool> {
     let client = Arc::new(client::Client::new());
     functions::register(&db, &client)?;
     metrics::register(&db)?;
-    vtab_sentences::register(&db)?;
+    vtab_sentences::register(&db, Arc::clone(&client))?;
     llm_functions::register(&db, &client)?;
     vtab_unit_scores::register(&db, client)?;
     // Last: creates temp.uq_llms, which needs its module.

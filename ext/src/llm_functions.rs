@@ -89,7 +89,8 @@ impl TableFn for Generate {
     const N_OUT: usize = 7;
     const N_ARGS: usize = 3;
     const N_REQUIRED: usize = 2;
-    const USAGE: &'static str = "uq_generate('Who was Marie Curie?', 5[, options_json])";
+    const MISSING_ARGS: &'static str = "pass the arguments, e.g. \
+        SELECT * FROM uq_generate('Who was Marie Curie?', 5[, options_json])";
 
     fn rows(
         client: &Client,
@@ -141,8 +142,8 @@ impl TableFn for Claims {
     const N_OUT: usize = 2;
     const N_ARGS: usize = 2;
     const N_REQUIRED: usize = 1;
-    const USAGE: &'static str =
-        "uq_claims('Marie Curie was a physicist born in Warsaw.'[, options_json])";
+    const MISSING_ARGS: &'static str = "pass the arguments, e.g. \
+        SELECT * FROM uq_claims('Marie Curie was a physicist born in Warsaw.'[, options_json])";
 
     fn rows(
         client: &Client,
@@ -176,7 +177,8 @@ impl TableFn for UadClaims {
     const N_OUT: usize = 8;
     const N_ARGS: usize = 3;
     const N_REQUIRED: usize = 2;
-    const USAGE: &'static str = "uad_claims(response, samples_json[, options_json])";
+    const MISSING_ARGS: &'static str = "pass the arguments, e.g. \
+        SELECT * FROM uad_claims(response, samples_json[, options_json])";
 
     fn rows(
         client: &Client,

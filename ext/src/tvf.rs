@@ -1,6 +1,7 @@
-//! A small framework for the daemon-backed eponymous table-valued functions of the LLM layer
-//! (`uq_generate`, `uq_claims`, `uad_claims`): output columns, then one hidden column per
-//! argument (`SELECT * FROM f(a, b[, c])`); all rows are computed by one call in `xFilter`.
+//! A small framework for the extension's eponymous table-valued functions (`uq_generate`,
+//! `uq_claims`, `uad_claims`, `uq_unit_scores`, `uq_sentences`): output columns, then one hidden
+//! column per argument (`SELECT * FROM f(a, b[, c])`); all rows are computed by one call in
+//! `xFilter`.
 
 use std::borrow::Cow;
 use std::ffi::{c_int, CStr};
@@ -9,7 +10,8 @@ use std::sync::Arc;
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::vtab::{
-    Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConnection, VTabCursor,
+    Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConfig, VTabConnection,
+    VTabCursor,
 };
 use rusqlite::{ffi, Connection};
 
@@ -28,8 +30,19 @@ pub trait TableFn: Sized + 'static {
     const N_ARGS: usize;
     /// The first `N_REQUIRED` arguments must be given.
     const N_REQUIRED: usize;
-    /// Call syntax shown when required arguments are missing, e.g. `uq_claims(text[, options_json])`.
-    const USAGE: &'static str;
+    /// The error when required arguments are missing, after `NAME: `, e.g.
+    /// `pass the arguments, e.g. SELECT * FROM uq_claims(text[, options_json])`.
+    const MISSING_ARGS: &'static str;
+    /// Planner cost of one call (default: one daemon round trip, possibly LLM calls).
+    const ESTIMATED_COST: f64 = 1e7;
+    /// Planner estimate of the number of rows.
+    const ESTIMATED_ROWS: i64 = 10;
+    /// Computed locally without side effects (no daemon call): marked innocuous, so that it
+    /// may be used in triggers and views.
+    const LOCAL: bool = false;
+    /// The hidden columns echo TEXT arguments as TEXT, UTF-8 BLOBs decoded to TEXT (default:
+    /// as given).
+    const ARGS_AS_TEXT: bool = false;
 
     /// The rows (each `N_OUT` values) for the arguments (`N_ARGS` values; NULL when not given).
     fn rows(
@@ -61,6 +74,9 @@ unsafe impl<'vtab, F: TableFn> VTab<'vtab> for FnTab<F> {
         _args: &[&[u8]],
     ) -> rusqlite::Result<(Cow<'static, CStr>, Self)> {
         guard(F::NAME, || {
+            if F::LOCAL {
+                db.config(VTabConfig::Innocuous)?;
+            }
             let client = aux
                 .cloned()
                 .ok_or_else(|| sql_err(format!("{}: no daemon client", F::NAME)))?;
@@ -109,15 +125,11 @@ unsafe impl<'vtab, F: TableFn> VTab<'vtab> for FnTab<F> {
                 if unusable & required & !idx_num != 0 {
                     return Ok(false); // another plan can supply the argument
                 }
-                return Err(sql_err(format!(
-                    "{}: pass the arguments, e.g. SELECT * FROM {}",
-                    F::NAME,
-                    F::USAGE
-                )));
+                return Err(sql_err(format!("{}: {}", F::NAME, F::MISSING_ARGS)));
             }
             info.set_idx_num(idx_num as c_int);
-            info.set_estimated_cost(1e7); // one daemon round trip, possibly LLM calls
-            info.set_estimated_rows(10);
+            info.set_estimated_cost(F::ESTIMATED_COST);
+            info.set_estimated_rows(F::ESTIMATED_ROWS);
             Ok(true)
         })
     }
@@ -162,7 +174,11 @@ unsafe impl<F: TableFn> VTabCursor for FnCursor<'_, F> {
             }
             self.args = values
                 .iter()
-                .map(|v| Value::try_from(*v).unwrap_or(Value::Null))
+                .map(|v| match *v {
+                    ValueRef::Blob(b) if F::ARGS_AS_TEXT => std::str::from_utf8(b)
+                        .map_or_else(|_| Value::Blob(b.to_vec()), |t| Value::Text(t.to_owned())),
+                    v => Value::try_from(v).unwrap_or(Value::Null),
+                })
                 .collect();
             // SAFETY: a non-owning handle on the connection running this query.
             let conn = unsafe { Connection::from_handle(self.tab.db) }?;
