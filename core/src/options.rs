@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::aggregate::Aggregation;
+use crate::score::graph::{DEFAULT_DAMPING, DEFAULT_EDGE_THRESHOLD};
 use crate::scorers::{self, Family, Granularity, Scorer};
 
 /// Every option name `options_json` accepts.
@@ -35,6 +36,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "threshold",
     "threshold_percentile",
     "uad_scorer",
+    "claim_union",
+    "graph_threshold",
+    "pagerank_damping",
 ];
 
 /// UAD's default claim filter threshold: keep claims scoring strictly above 1/3 (uqlm's
@@ -201,6 +205,15 @@ pub struct ScoreOptions {
     pub threshold_percentile: Option<f64>,
     /// UAD: the scorer whose claim scores filter; `None` = the first of `scorers`.
     pub uad_scorer: Option<Scorer>,
+    /// Graph scorers: the union of unique claims across the original and the sampled answers
+    /// (e.g. stored merges). The response's own claims are appended when missing. `None`: the
+    /// union would come from LLM claim merging, which is not available yet (an error).
+    pub claim_union: Option<Vec<String>>,
+    /// Graph scorers: a claim–response edge exists iff p_e ≥ this (uqlm's
+    /// `binary_edge_threshold`, default 0.5).
+    pub graph_threshold: f64,
+    /// Graph scorers: PageRank's damping d (networkx's default 0.85).
+    pub pagerank_damping: f64,
 }
 
 impl Default for ScoreOptions {
@@ -220,6 +233,9 @@ impl Default for ScoreOptions {
             threshold: None,
             threshold_percentile: None,
             uad_scorer: None,
+            claim_union: None,
+            graph_threshold: DEFAULT_EDGE_THRESHOLD,
+            pagerank_damping: DEFAULT_DAMPING,
         }
     }
 }
@@ -230,6 +246,30 @@ impl ScoreOptions {
         self.scorers
             .iter()
             .any(|s| s.family() == Family::MatchedUnit)
+    }
+
+    /// True when any chosen scorer is a graph scorer (family [`Family::Graph`]).
+    pub fn has_graph(&self) -> bool {
+        self.scorers.iter().any(|s| s.family() == Family::Graph)
+    }
+
+    /// Graph scorers' requirements: claim granularity and `claim_union`. Returns the union.
+    pub fn require_claim_union(&self) -> Result<&[String], String> {
+        let Some(scorer) = self.scorers.iter().find(|s| s.family() == Family::Graph) else {
+            return Ok(&[]);
+        };
+        if self.granularity != Granularity::Claim {
+            return Err(format!(
+                "scorer {} is a graph scorer and works on claims only (the union of sentences is                  not well defined): set \"granularity\":\"claim\"",
+                scorer.name()
+            ));
+        }
+        self.claim_union.as_deref().ok_or_else(|| {
+            format!(
+                "graph scorers need options.claim_union (the union of unique claims across the                  original and sampled answers, e.g. \"claim_union\":[\"Claim 1.\",\"Claim 2.\"])                  for scorer {}; LLM claim merging is not available yet",
+                scorer.name()
+            )
+        })
     }
 
     /// The LLM config of `role`: its own option, else `llm`, else the default (local model).
@@ -598,6 +638,28 @@ pub fn parse_options(v: &Value) -> Result<ScoreOptions, String> {
                 o.uad_scorer =
                     Some(Scorer::parse(s).map_err(|e| format!("option uad_scorer: {e}"))?);
             }
+            "claim_union" => {
+                let union = string_array("claim_union", val)?;
+                if let Some(i) = union.iter().position(|c| c.trim().is_empty()) {
+                    return Err(format!(
+                        "option claim_union[{i}] is empty; every claim must be a non-empty string"
+                    ));
+                }
+                o.claim_union = Some(union);
+            }
+            "graph_threshold" => {
+                o.graph_threshold = ranged(
+                    key,
+                    val,
+                    "0.5",
+                    |x| (0.0..=1.0).contains(&x),
+                    "0..=1 (an edge joins a claim and a response iff p_e >= graph_threshold)",
+                )?
+            }
+            "pagerank_damping" => {
+                o.pagerank_damping =
+                    ranged(key, val, "0.85", |x| (0.0..=1.0).contains(&x), "0..=1")?
+            }
             other => {
                 if let Some(role) = LlmRole::from_option_name(other) {
                     o.role_llms.insert(role, parse_llm_config(key, val)?);
@@ -611,6 +673,9 @@ pub fn parse_options(v: &Value) -> Result<ScoreOptions, String> {
                     drop one"
                 .to_string(),
         );
+    }
+    if o.has_graph() {
+        o.require_claim_union()?;
     }
     Ok(o)
 }
@@ -966,6 +1031,48 @@ mod tests {
             ),
         ];
         for (v, name) in cases {
+            let e = parse_options(&v).unwrap_err();
+            assert!(e.contains(name), "{v}: {e}");
+        }
+    }
+
+    #[test]
+    fn graph_options() {
+        let d = ScoreOptions::default();
+        assert_eq!((d.graph_threshold, d.pagerank_damping), (0.5, 0.85));
+        assert_eq!(d.claim_union, None);
+        let o = parse_options(&json!({
+            "granularity": "claim", "scorers": ["page_rank", "entailment"],
+            "claim_union": ["a", "b"], "graph_threshold": 0.7, "pagerank_damping": 0.9
+        }))
+        .unwrap_or_default();
+        assert!(o.has_graph());
+        assert_eq!(o.claim_union, Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!((o.graph_threshold, o.pagerank_damping), (0.7, 0.9));
+        assert_eq!(o.require_claim_union().map(|u| u.len()), Ok(2));
+        let e =
+            parse_options(&json!({"scorers": ["page_rank"], "claim_union": ["a"]})).unwrap_err();
+        assert!(
+            e.contains("page_rank") && e.contains("granularity") && e.contains("claim"),
+            "{e}"
+        );
+        let e = parse_options(&json!({"granularity": "claim", "scorers": ["harmonic_centrality"]}))
+            .unwrap_err();
+        assert!(
+            e.contains("graph scorers need options.claim_union")
+                && e.contains("LLM claim merging is not available yet"),
+            "{e}"
+        );
+        // Without graph scorers the options are accepted and unused.
+        assert!(parse_options(&json!({"claim_union": ["a"], "graph_threshold": 0.2})).is_ok());
+        for (v, name) in [
+            (json!({"claim_union": "a"}), "claim_union"),
+            (json!({"claim_union": ["a", 1]}), "claim_union[1]"),
+            (json!({"claim_union": ["a", " "]}), "claim_union[1]"),
+            (json!({"graph_threshold": 1.5}), "graph_threshold"),
+            (json!({"pagerank_damping": -0.1}), "pagerank_damping"),
+            (json!({"pagerank_damping": "x"}), "pagerank_damping"),
+        ] {
             let e = parse_options(&v).unwrap_err();
             assert!(e.contains(name), "{v}: {e}");
         }

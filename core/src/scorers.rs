@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::score::graph::GraphMetric;
+
 /// Unit granularity g ∈ {sent, claim} of the decomposition δ_g (paper §3.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Granularity {
@@ -52,6 +54,9 @@ pub enum Family {
     /// Verbalized confidence (paper appendix prompt): an LLM states how likely each unit is
     /// correct; no sampled responses are compared.
     Verbalized,
+    /// §3.3.4: a centrality of the claim node in the bipartite claim–response entailment graph
+    /// (claim granularity only; needs the union of unique claims, `options.claim_union`).
+    Graph,
 }
 
 impl Family {
@@ -60,6 +65,7 @@ impl Family {
             Family::UnitResponse => "unit_response",
             Family::MatchedUnit => "matched_unit",
             Family::Verbalized => "verbalized",
+            Family::Graph => "graph",
         }
     }
 }
@@ -119,6 +125,12 @@ pub enum Scorer {
     /// One judge-LLM call per unit with the paper's verbalized-confidence prompt; needs
     /// `options.prompt` (the question the response answers).
     VerbalizedConfidence,
+    /// Graph scorers (§3.3.4): centrality of the claim in the claim–response entailment graph.
+    BetweennessCentrality,
+    ClosenessCentrality,
+    HarmonicCentrality,
+    LaplacianCentrality,
+    PageRank,
 }
 
 /// Every scorer, in catalogue order.
@@ -132,6 +144,11 @@ pub const ALL: &[Scorer] = &[
     Scorer::MatchedCosineSim,
     Scorer::MatchedBertScore,
     Scorer::VerbalizedConfidence,
+    Scorer::BetweennessCentrality,
+    Scorer::ClosenessCentrality,
+    Scorer::HarmonicCentrality,
+    Scorer::LaplacianCentrality,
+    Scorer::PageRank,
 ];
 
 /// Accepted aliases and the scorer each names.
@@ -154,6 +171,11 @@ impl Scorer {
             Scorer::MatchedCosineSim => "matched_cosine_sim",
             Scorer::MatchedBertScore => "matched_bert_score",
             Scorer::VerbalizedConfidence => "verbalized_confidence",
+            Scorer::BetweennessCentrality => "betweenness_centrality",
+            Scorer::ClosenessCentrality => "closeness_centrality",
+            Scorer::HarmonicCentrality => "harmonic_centrality",
+            Scorer::LaplacianCentrality => "laplacian_centrality",
+            Scorer::PageRank => "page_rank",
         }
     }
 
@@ -163,6 +185,11 @@ impl Scorer {
                 Family::UnitResponse
             }
             Scorer::VerbalizedConfidence => Family::Verbalized,
+            Scorer::BetweennessCentrality
+            | Scorer::ClosenessCentrality
+            | Scorer::HarmonicCentrality
+            | Scorer::LaplacianCentrality
+            | Scorer::PageRank => Family::Graph,
             _ => Family::MatchedUnit,
         }
     }
@@ -179,6 +206,24 @@ impl Scorer {
             Scorer::MatchedCosineSim => Consistency::Cosine,
             Scorer::MatchedBertScore => Consistency::BertScore,
             Scorer::VerbalizedConfidence => Consistency::Verbalized,
+            // The graph's edges are claim–response entailment: p_e ≥ `graph_threshold`.
+            Scorer::BetweennessCentrality
+            | Scorer::ClosenessCentrality
+            | Scorer::HarmonicCentrality
+            | Scorer::LaplacianCentrality
+            | Scorer::PageRank => Consistency::Entailment,
+        }
+    }
+
+    /// The graph metric of a graph scorer (family [`Family::Graph`]); `None` otherwise.
+    pub fn graph_metric(self) -> Option<GraphMetric> {
+        match self {
+            Scorer::BetweennessCentrality => Some(GraphMetric::Betweenness),
+            Scorer::ClosenessCentrality => Some(GraphMetric::Closeness),
+            Scorer::HarmonicCentrality => Some(GraphMetric::Harmonic),
+            Scorer::LaplacianCentrality => Some(GraphMetric::Laplacian),
+            Scorer::PageRank => Some(GraphMetric::PageRank),
+            _ => None,
         }
     }
 
@@ -193,6 +238,10 @@ impl Scorer {
             (Scorer::MatchedContrastedEntailment, Sentence) => "LUQ-pair",
             (Scorer::MatchedContrastedEntailment, Claim) => "extension of LUQ-pair (granularity)",
             (Scorer::VerbalizedConfidence, _) => "verbalized confidence",
+            (Scorer::BetweennessCentrality | Scorer::ClosenessCentrality | Scorer::PageRank, _) => {
+                "Jiang et al. 2024"
+            }
+            (Scorer::HarmonicCentrality | Scorer::LaplacianCentrality, _) => "new (this work)",
             _ => "extension of LUQ-pair",
         }
     }
@@ -263,7 +312,7 @@ mod tests {
             assert_eq!(Scorer::parse(s.name()), Ok(*s));
             assert_eq!(s.to_string(), s.name());
         }
-        assert_eq!(ALL.len(), 9);
+        assert_eq!(ALL.len(), 14);
     }
 
     #[test]
@@ -395,6 +444,43 @@ mod tests {
         assert_eq!(
             Scorer::MatchedCosineSim.paper_name(Claim),
             "extension of LUQ-pair"
+        );
+    }
+
+    #[test]
+    fn graph_scorers() {
+        let graph: Vec<Scorer> = ALL
+            .iter()
+            .copied()
+            .filter(|s| s.family() == Family::Graph)
+            .collect();
+        assert_eq!(graph.len(), 5);
+        for s in &graph {
+            let m = s.graph_metric().unwrap_or(GraphMetric::Betweenness);
+            assert_eq!(m.name(), s.name(), "scorer and metric share uqlm's name");
+            assert_eq!(Scorer::parse(&s.name().to_uppercase()), Ok(*s));
+            assert!(s.needs_nli() && !s.needs_embeddings() && !s.needs_llm());
+            assert_eq!(s.consistency(), Consistency::Entailment);
+        }
+        assert_eq!(Family::Graph.as_str(), "graph");
+        assert_eq!(Scorer::Entailment.graph_metric(), None);
+        use Granularity::Claim;
+        assert_eq!(Scorer::PageRank.paper_name(Claim), "Jiang et al. 2024");
+        assert_eq!(
+            Scorer::BetweennessCentrality.paper_name(Claim),
+            "Jiang et al. 2024"
+        );
+        assert_eq!(
+            Scorer::ClosenessCentrality.paper_name(Claim),
+            "Jiang et al. 2024"
+        );
+        assert_eq!(
+            Scorer::HarmonicCentrality.paper_name(Claim),
+            "new (this work)"
+        );
+        assert_eq!(
+            Scorer::LaplacianCentrality.paper_name(Claim),
+            "new (this work)"
         );
     }
 

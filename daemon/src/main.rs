@@ -234,11 +234,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     config,
                 },
         } => {
-            if samples == 0 {
-                return Err("--samples must be at least 1".into());
-            }
-            let config = config.resolve()?;
-            let engine = Engine::load(&config)?;
+            let (config, engine, llm) = bench_setup(config, samples)?;
             let args = bench::SelfcheckArgs {
                 data: &data,
                 samples,
@@ -246,7 +242,6 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 limit,
                 max_batch: config.max_batch,
             };
-            let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
             bench::selfcheck(&engine, &llm, &args)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -262,11 +257,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     config,
                 },
         } => {
-            if samples == 0 {
-                return Err("--samples must be at least 1".into());
-            }
-            let config = config.resolve()?;
-            let engine = Engine::load(&config)?;
+            let (config, engine, llm) = bench_setup(config, samples)?;
             let args = bench::ClaimsArgs {
                 data: &data,
                 samples,
@@ -276,9 +267,19 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 sample_units: sample_units.map(|_| bench::SampleUnits::Sentences),
                 uad,
             };
-            let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
             bench::claims(&engine, &llm, &args)?;
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// What every benchmark needs: the resolved config, the loaded models and the LLM service.
+fn bench_setup(config: ConfigArgs, samples: usize) -> Result<(Config, Engine, LlmService), String> {
+    if samples == 0 {
+        return Err("--samples must be at least 1".into());
+    }
+    let config = config.resolve()?;
+    let engine = Engine::load(&config)?;
+    let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
+    Ok((config, engine, llm))
 }

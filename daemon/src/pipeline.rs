@@ -14,6 +14,7 @@ use uq_core::decompose::split_sentences;
 use uq_core::options::{parse_options, select_samples, LlmRole, ScoreOptions};
 use uq_core::protocol::{NliProbs, ScoreResult, UnitScore};
 use uq_core::score::consistency::{bertscore_f1, normalized_cosine};
+use uq_core::score::graph::{graph_scores_weighted, weighted_bipartite_from_probs};
 use uq_core::score::matched_unit::{matched_unit_scores, nli_consistency};
 use uq_core::score::unit_response::unit_response_scores;
 use uq_core::scorers::{Consistency, Family, Granularity, Scorer};
@@ -94,6 +95,7 @@ pub fn score(
     let per_scorer = score_units(
         engine,
         llm,
+        response,
         &units,
         &samples,
         sample_units.as_deref(),
@@ -207,10 +209,12 @@ fn check_units(units: &[String], what: &str) -> Result<(), String> {
 }
 
 /// Stage 2: unit scores per requested scorer, in request order. `sample_units` (from
-/// [`decompose`]) must be given when a matched-unit scorer is asked for.
+/// [`decompose`]) must be given when a matched-unit scorer is asked for. `response` (the
+/// original answer) is a node of the graph scorers' graph, with the samples.
 pub fn score_units(
     engine: &Engine,
     llm: &LlmService,
+    response: &str,
     units: &[String],
     samples: &[String],
     sample_units: Option<&[Vec<String>]>,
@@ -314,6 +318,12 @@ pub fn score_units(
         None => None,
     };
 
+    let graph = if opts.scorers.iter().any(|s| s.family() == Family::Graph) {
+        Some(graph_evidence(engine, response, units, samples, opts)?)
+    } else {
+        None
+    };
+
     let mut out = Vec::with_capacity(opts.scorers.len());
     for &scorer in &opts.scorers {
         let values = match (scorer.family(), scorer.consistency()) {
@@ -324,10 +334,65 @@ pub fn score_units(
             (Family::MatchedUnit, c) => {
                 matched_unit_scores(&nli_consistency(expect(&matched_probs)?, c))
             }
+            (Family::Graph, _) => {
+                let (weights, unit_nodes) = expect(&graph)?;
+                let metric = scorer.graph_metric().ok_or_else(|| {
+                    format!("internal error: {} has no graph metric", scorer.name())
+                })?;
+                let all = graph_scores_weighted(weights, metric, opts.pagerank_damping)?;
+                unit_nodes.iter().map(|&i| all[i]).collect()
+            }
         };
         out.push((scorer, values));
     }
     Ok(out)
+}
+
+/// The graph scorers' weighted bipartite graph (paper §3.3.4, as uqlm 0.6.7
+/// `GraphScorer`): claim nodes = `options.claim_union` with any response claim (unit) missing
+/// from it appended; response nodes = the original response followed by the m samples (uqlm's
+/// `response_sets = [response] + sampled_responses`; a blank response is left out); edge weight = p_e(premise = response,
+/// hypothesis = claim) when ≥ `graph_threshold`, else no edge. Returns the weights
+/// (`weights[claim][response]`) and, per unit, the index of its claim node.
+fn graph_evidence(
+    engine: &Engine,
+    response: &str,
+    units: &[String],
+    samples: &[String],
+    opts: &ScoreOptions,
+) -> Result<(Vec<Vec<f64>>, Vec<usize>), String> {
+    let mut claims: Vec<String> = opts.require_claim_union()?.to_vec();
+    for (i, c) in claims.iter().enumerate() {
+        check_text(c, &format!("options.claim_union[{i}]"))?;
+    }
+    let mut unit_nodes = Vec::with_capacity(units.len());
+    for u in units {
+        let idx = match claims.iter().position(|c| c == u) {
+            Some(i) => i,
+            None => {
+                claims.push(u.clone());
+                claims.len() - 1
+            }
+        };
+        unit_nodes.push(idx);
+    }
+    // A blank response (callers may pass '' with their own units) is no answer: samples only.
+    let responses: Vec<&str> = std::iter::once(response)
+        .filter(|r| !r.trim().is_empty())
+        .chain(samples.iter().map(String::as_str))
+        .collect();
+    let pairs: Vec<(String, String)> = claims
+        .iter()
+        .flat_map(|c| responses.iter().map(move |r| (r.to_string(), c.clone())))
+        .collect();
+    let p_e: Vec<Vec<f64>> = reshape(engine.nli(&pairs)?, claims.len(), responses.len())
+        .into_iter()
+        .map(|row| row.iter().map(|p| p.entailment).collect())
+        .collect();
+    Ok((
+        weighted_bipartite_from_probs(&p_e, opts.graph_threshold),
+        unit_nodes,
+    ))
 }
 
 fn expect<T>(evidence: &Option<T>) -> Result<&T, String> {

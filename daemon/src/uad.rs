@@ -66,6 +66,7 @@ pub fn uad(
         pipeline::score_units(
             engine,
             llm,
+            response,
             &claims,
             &samples,
             sample_units.as_deref(),

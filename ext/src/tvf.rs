@@ -10,8 +10,7 @@ use std::sync::Arc;
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::vtab::{
-    Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConfig, VTabConnection,
-    VTabCursor,
+    Context, Filters, IndexConstraintOp, IndexInfo, VTab, VTabConfig, VTabConnection, VTabCursor,
 };
 use rusqlite::{ffi, Connection};
 

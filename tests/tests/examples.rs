@@ -12,10 +12,16 @@ fn run_example(sb: &Sandbox, path: &str) -> String {
 fn example_queries_flag_the_invented_sentences() {
     let sb = Sandbox::new("ex-queries");
     let out = run_example(&sb, "sql/queries.sql");
-    let flagged: Vec<&str> = out.lines().take_while(|l| l.split('|').count() == 4).collect();
+    let flagged: Vec<&str> = out
+        .lines()
+        .take_while(|l| l.split('|').count() == 4)
+        .collect();
     assert_eq!(flagged.len(), 2, "{out}");
     assert!(flagged[0].starts_with("1|2|It is made of gold.|"), "{out}");
-    assert!(flagged[1].starts_with("2|1|It lies in the Andes.|"), "{out}");
+    assert!(
+        flagged[1].starts_with("2|1|It lies in the Andes.|"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -24,7 +30,13 @@ fn demo_runs_on_the_embedded_models() {
     let cache = sb.dir.join("completions.sqlite");
     let sb = sb.with_env("UQ_CACHE_DB", &cache.display().to_string());
     let out = run_example(&sb, "examples/demo.sql");
-    for needle in ["cleaned_answer", "luq_atomic", "claim_confidence", "refined_answer", "She was born in Vienna"] {
+    for needle in [
+        "cleaned_answer",
+        "luq_atomic",
+        "claim_confidence",
+        "refined_answer",
+        "She was born in Vienna",
+    ] {
         assert!(out.contains(needle), "demo output lacks {needle:?}:\n{out}");
     }
 }

@@ -13,6 +13,10 @@
 //!   each sample's sentences (`split_sentences`) as its units: an APPROXIMATION of matched-claim
 //!   scoring (a sentence often carries several claims), not the paper's matched-claim setup.
 //!   Without it a `{"skipped": "matched_*", ...}` line says so.
+//! * Graph scorers (betweenness, closeness, harmonic, Laplacian centrality, PageRank): each
+//!   record's `all_claims` (field `claim`) is the `claim_union` (the data's union over the
+//!   response and ALL its samples, even when `--samples` uses fewer); the graph's response
+//!   nodes are the response and the first m samples, as uqlm.
 //! * Metrics, per scorer, over the claims labelled 0 or 1 (nulls excluded): positive class =
 //!   supported (label 1), score = confidence; AUROC, AUC-PR (average precision), ECE (10 equal
 //!   bins), Brier.
@@ -42,6 +46,15 @@ struct Record {
     response: String,
     samples: Vec<String>,
     response_claims: Vec<Claim>,
+    /// The union of unique claims over the response and all the data's samples (field `claim`
+    /// of each entry); the graph scorers' `claim_union`.
+    #[serde(default)]
+    all_claims: Vec<UnionClaim>,
+}
+
+#[derive(Deserialize)]
+struct UnionClaim {
+    claim: String,
 }
 
 #[derive(Deserialize)]
@@ -102,6 +115,7 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
             Family::UnitResponse => s.needs_nli(),
             Family::MatchedUnit => args.sample_units.is_some(),
             Family::Verbalized => false,
+            Family::Graph => true,
         })
         .collect();
     if args.sample_units.is_none() {
@@ -127,6 +141,7 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
                 units: r.response_claims.iter().map(|c| c.claim.clone()).collect(),
                 samples,
                 sample_units,
+                claim_union: Some(r.all_claims.iter().map(|c| c.claim.clone()).collect()),
                 granularity: Granularity::Claim,
             }
         })

@@ -26,6 +26,9 @@ pub struct Job {
     /// One array of units per sample (`options.sample_units`); `None` lets the pipeline
     /// decompose the samples at `granularity`.
     pub sample_units: Option<Vec<Vec<String>>>,
+    /// The union of unique claims over the response and its samples (`options.claim_union`,
+    /// graph scorers).
+    pub claim_union: Option<Vec<String>>,
     pub granularity: Granularity,
 }
 
@@ -39,6 +42,9 @@ impl Job {
         });
         if let Some(su) = &self.sample_units {
             o["sample_units"] = json!(su);
+        }
+        if let Some(cu) = &self.claim_union {
+            o["claim_union"] = json!(cu);
         }
         o
     }
@@ -108,7 +114,8 @@ pub fn measure(
     let matched_nli = nli_scorers
         .iter()
         .any(|s| s.family() == Family::MatchedUnit);
-    let pairs = all_nli_pairs(jobs, matched_nli);
+    let graph = nli_scorers.iter().any(|s| s.family() == Family::Graph);
+    let pairs = all_nli_pairs(jobs, matched_nli, graph);
     let raw_pairs_per_s = raw_throughput(engine, &pairs, run.max_batch)?;
 
     let units: usize = jobs.iter().map(|j| j.units.len()).sum();
@@ -218,8 +225,9 @@ fn max_abs_diff(a: &[ScoreResult], b: &[ScoreResult]) -> f64 {
 }
 
 /// The distinct NLI pairs the scorers ask for: (sample, unit) for the unit-response family and,
-/// when `matched`, (sample unit, unit) with each sample's units as given, else its sentences.
-fn all_nli_pairs(jobs: &[Job], matched: bool) -> Vec<(String, String)> {
+/// when `matched`, (sample unit, unit) with each sample's units as given, else its sentences,
+/// and, when `graph`, (response or sample, claim) for every claim of the union and the units.
+fn all_nli_pairs(jobs: &[Job], matched: bool, graph: bool) -> Vec<(String, String)> {
     let mut seen = HashSet::new();
     let mut pairs = Vec::new();
     for job in jobs {
@@ -238,6 +246,20 @@ fn all_nli_pairs(jobs: &[Job], matched: bool) -> Vec<(String, String)> {
                 let pair = (premise.clone(), u.clone());
                 if seen.insert(pair.clone()) {
                     pairs.push(pair);
+                }
+            }
+        }
+        if let (true, Some(union)) = (graph, &job.claim_union) {
+            let premises: Vec<&String> = std::iter::once(&job.response)
+                .filter(|r| !r.trim().is_empty())
+                .chain(&job.samples)
+                .collect();
+            for claim in union.iter().chain(&job.units) {
+                for &premise in &premises {
+                    let pair = (premise.clone(), claim.clone());
+                    if seen.insert(pair.clone()) {
+                        pairs.push(pair);
+                    }
                 }
             }
         }

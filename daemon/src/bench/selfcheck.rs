@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use uq_core::metrics::{auroc, average_precision, pearson};
 use uq_core::protocol::ScoreResult;
-use uq_core::scorers::{Granularity, Scorer, ALL as ALL_SCORERS};
+use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
 use super::common::{load_jsonl, measure, pct, round, unit_scores, Job, RunConfig};
 use crate::engine::Engine;
@@ -50,7 +50,7 @@ pub fn selfcheck(engine: &Engine, llm: &LlmService, args: &SelfcheckArgs) -> Res
     let model_scorers: Vec<Scorer> = ALL_SCORERS
         .iter()
         .copied()
-        .filter(|s| !s.needs_llm())
+        .filter(|s| !s.needs_llm() && s.family() != Family::Graph)
         .collect();
     // The pipeline splits the samples into sentences for the matched-unit scorers.
     let jobs: Vec<Job> = passages
@@ -60,6 +60,7 @@ pub fn selfcheck(engine: &Engine, llm: &LlmService, args: &SelfcheckArgs) -> Res
             units: p.gpt3_sentences.clone(),
             samples: p.gpt3_text_samples[..args.samples].to_vec(),
             sample_units: None,
+            claim_union: None,
             granularity: Granularity::Sentence,
         })
         .collect();
