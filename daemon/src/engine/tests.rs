@@ -1,8 +1,5 @@
-//! Engine tests with the real models. Paths: UQ_ORT_LIB / UQ_NLI_MODEL / UQ_EMBED_MODEL, else
-//! the repository's dist/{lib/libonnxruntime.so.1.31.1, models/nli, models/embed} that
-//! `make setup` builds. Missing files fail the tests.
+//! Engine tests with the real models (see `tests/common/dist_config.rs` for where they come from).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use once_cell::sync::Lazy;
@@ -11,37 +8,9 @@ use uq_core::protocol::NliProbs;
 use super::*;
 use crate::config::{Config, Device};
 
-fn path(var: &str, default: &str) -> PathBuf {
-    let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist");
-    let p = std::env::var(var)
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| dist.join(default));
-    assert!(
-        p.exists(),
-        "test model file {} is missing: run `make setup` or set {var}",
-        p.display()
-    );
-    p
-}
-
-fn test_config() -> Config {
-    Config {
-        socket: PathBuf::from("/tmp/uqd-test.sock"),
-        nli_model: path("UQ_NLI_MODEL", "models/nli"),
-        embed_model: Some(path("UQ_EMBED_MODEL", "models/embed")),
-        ort_lib: path("UQ_ORT_LIB", "lib/libonnxruntime.so.1.31.1"),
-        device: Device::Cpu,
-        threads: 2,
-        max_batch: 8,
-        max_wait_ms: 2,
-        nli_max_tokens: None,
-        embed_max_tokens: 256,
-        cache_db: std::env::temp_dir().join("uqd-engine-tests-unused.sqlite"),
-        local_llm: PathBuf::from("/nonexistent/unused.gguf"),
-    }
-}
+#[path = "../../tests/common/dist_config.rs"]
+mod dist_config;
+use dist_config::test_config;
 
 static ENGINE: Lazy<Engine> =
     Lazy::new(|| Engine::load(&test_config()).unwrap_or_else(|e| panic!("Engine::load: {e}")));

@@ -18,40 +18,13 @@ use uqd::engine::Engine;
 use uqd::llm::LlmService;
 use uqd::server::Server;
 
-fn dist_path(var: &str, default: &str) -> PathBuf {
-    let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist");
-    let p = std::env::var(var)
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| dist.join(default));
-    assert!(
-        p.exists(),
-        "test model file {} is missing: run `make setup` or set {var}",
-        p.display()
-    );
-    p
-}
-
-fn engine_config() -> Config {
-    Config {
-        socket: PathBuf::from("/tmp/uqd-llm-test.sock"),
-        nli_model: dist_path("UQ_NLI_MODEL", "models/nli"),
-        embed_model: Some(dist_path("UQ_EMBED_MODEL", "models/embed")),
-        ort_lib: dist_path("UQ_ORT_LIB", "lib/libonnxruntime.so.1.31.1"),
-        device: Device::Cpu,
-        threads: 2,
-        max_batch: 8,
-        max_wait_ms: 2,
-        nli_max_tokens: None,
-        embed_max_tokens: 256,
-        cache_db: PathBuf::from("/nonexistent/unused.sqlite"),
-        local_llm: PathBuf::from("/nonexistent/unused.gguf"),
-    }
-}
+#[path = "dist_config.rs"]
+mod dist_config;
 
 pub static ENGINE: Lazy<Arc<Engine>> = Lazy::new(|| {
-    Arc::new(Engine::load(&engine_config()).unwrap_or_else(|e| panic!("Engine::load: {e}")))
+    Arc::new(
+        Engine::load(&dist_config::test_config()).unwrap_or_else(|e| panic!("Engine::load: {e}")),
+    )
 });
 
 /// A fresh, empty directory for one test.
