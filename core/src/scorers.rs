@@ -246,6 +246,27 @@ impl Scorer {
         }
     }
 
+    /// Granularities the scorer works at: graph scorers only at claims (§3.3.4), the rest at both.
+    pub fn granularities(self) -> &'static [Granularity] {
+        match self.family() {
+            Family::Graph => &[Granularity::Claim],
+            _ => Granularity::ALL,
+        }
+    }
+
+    /// What one response costs, for m samples (the paper's cost table in the appendix): the model calls.
+    pub fn cost_class(self) -> &'static str {
+        match (self.family(), self.consistency()) {
+            (Family::UnitResponse, _) => "NLI: m × units pairs",
+            (Family::MatchedUnit, Consistency::Cosine | Consistency::BertScore) => {
+                "embeddings: units + units of the m samples"
+            }
+            (Family::MatchedUnit, _) => "NLI: units × units of the m samples pairs",
+            (Family::Graph, _) => "NLI: claim union × (m + 1) pairs",
+            (Family::Verbalized, _) => "LLM: one call per unit",
+        }
+    }
+
     /// True when the scorer needs the NLI model.
     pub fn needs_nli(self) -> bool {
         self.consistency().is_nli()

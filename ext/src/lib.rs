@@ -13,6 +13,7 @@ mod llm_functions;
 mod llms;
 mod metrics;
 mod tvf;
+mod vtab_scorers;
 mod vtab_sentences;
 mod vtab_unit_scores;
 
@@ -47,6 +48,7 @@ fn register(db: Connection) -> rusqlite::Result<bool> {
     functions::register(&db, &client)?;
     metrics::register(&db)?;
     vtab_sentences::register(&db, Arc::clone(&client))?;
+    vtab_scorers::register(&db, Arc::clone(&client))?;
     llm_functions::register(&db, &client)?;
     vtab_unit_scores::register(&db, client)?;
     // Last: creates temp.uq_llms, which needs its module.

@@ -192,3 +192,25 @@ fn options_are_validated_with_the_list_of_valid_names() {
         "{err}"
     );
 }
+
+#[test]
+fn scorer_catalogue_lists_every_scorer_and_granularity() {
+    let sb = Sandbox::new("cli-scorers");
+    let out = sb.sqlite_ok(
+        "SELECT count(*), count(DISTINCT scorer), sum(granularity = 'claim'), sum(family = 'graph') FROM uq_scorers();
+         SELECT paper_name FROM uq_scorers WHERE scorer = 'contrasted_entailment' ORDER BY granularity;
+         SELECT paper_name FROM uq_scorers WHERE scorer = 'matched_contrasted_entailment' AND granularity = 'sentence';
+         SELECT count(*) FROM uq_scorers WHERE family = 'graph' AND granularity = 'sentence';",
+    );
+    // 14 scorers: 9 at both granularities, the 5 graph scorers at claims only.
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        vec!["23|14|14|5", "LUQ-atomic", "LUQ", "LUQ-pair", "0"],
+        "{out}"
+    );
+    let names = sb.sqlite_ok("SELECT group_concat(DISTINCT scorer) FROM uq_scorers();");
+    assert!(
+        names.contains("page_rank") && names.contains("verbalized_confidence"),
+        "{names}"
+    );
+}

@@ -1,0 +1,54 @@
+//! `uq_scorers()`: the scorer catalogue as a table, one row per scorer and granularity it works
+//! at (`scorer`, `family`, `granularity`, `consistency`, `cost`, `paper_name`), from
+//! `uq_core::scorers`. Local: no daemon call.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::vtab::Module;
+use rusqlite::Connection;
+
+use crate::client::Client;
+use crate::tvf::{FnTab, TableFn};
+
+pub fn register(db: &Connection, client: Arc<Client>) -> rusqlite::Result<()> {
+    const MODULE: Module<FnTab<Scorers>> = Module::eponymous_only_module();
+    db.create_module(c"uq_scorers", &MODULE, Some(client))
+}
+
+pub struct Scorers;
+
+impl TableFn for Scorers {
+    const NAME: &'static str = "uq_scorers";
+    const SCHEMA: &'static CStr = c"CREATE TABLE x(scorer TEXT, family TEXT, granularity TEXT, consistency TEXT, cost TEXT, paper_name TEXT)";
+    const N_OUT: usize = 6;
+    const N_ARGS: usize = 0;
+    const N_REQUIRED: usize = 0;
+    const MISSING_ARGS: &'static str = "takes no arguments: SELECT * FROM uq_scorers()";
+    const ESTIMATED_COST: f64 = 10.0;
+    const LOCAL: bool = true;
+
+    fn rows(
+        _client: &Client,
+        _conn: &Connection,
+        _a: &[ValueRef<'_>],
+    ) -> Result<Vec<Vec<Value>>, String> {
+        let text = |s: &str| Value::Text(s.to_string());
+        Ok(uq_core::scorers::ALL
+            .iter()
+            .flat_map(|&s| {
+                s.granularities().iter().map(move |&g| {
+                    vec![
+                        text(s.name()),
+                        text(s.family().as_str()),
+                        text(g.as_str()),
+                        text(s.consistency().as_str()),
+                        text(s.cost_class()),
+                        text(s.paper_name(g)),
+                    ]
+                })
+            })
+            .collect())
+    }
+}
