@@ -923,15 +923,7 @@ mod tests {
 
     #[test]
     fn llm_by_name_says_register_it() {
-        for key in [
-            "llm",
-            "generation_llm",
-            "decomposition_llm",
-            "question_llm",
-            "merge_llm",
-            "reconstruction_llm",
-            "judge_llm",
-        ] {
+        for key in std::iter::once("llm").chain(LlmRole::ALL.iter().map(|r| r.option_name())) {
             let e = parse_options(&json!({ key: "gpt" })).unwrap_err();
             assert!(
                 e.contains(key)

@@ -30,6 +30,8 @@ use uq_core::scorers::{Family, Granularity};
 use crate::{args, guard, sql_err};
 
 const NAME: &str = "uq_llms";
+/// The declared columns of `temp.uq_llms`.
+const SCHEMA: &CStr = c"CREATE TABLE x(name TEXT PRIMARY KEY, config TEXT)";
 /// Creates the registry in a connection (run on load; also the fix shown when it is missing).
 pub const CREATE_SQL: &str =
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.uq_llms USING uq_llms_module()";
@@ -525,10 +527,7 @@ unsafe impl<'vtab> VTab<'vtab> for LlmsTab {
         guard(NAME, || {
             let tab = LlmsTab::new(db, database, table, args)?;
             tab.with_rows(|_| ());
-            Ok((
-                Cow::Borrowed(c"CREATE TABLE x(name TEXT PRIMARY KEY, config TEXT)"),
-                tab,
-            ))
+            Ok((Cow::Borrowed(SCHEMA), tab))
         })
     }
 
@@ -565,10 +564,7 @@ impl CreateVTab<'_> for LlmsTab {
         guard(NAME, || {
             let tab = LlmsTab::new(db, database, table, args)?;
             store().tables.insert(tab.key.clone(), Rows::default());
-            Ok((
-                Cow::Borrowed(c"CREATE TABLE x(name TEXT PRIMARY KEY, config TEXT)"),
-                tab,
-            ))
+            Ok((Cow::Borrowed(SCHEMA), tab))
         })
     }
 
