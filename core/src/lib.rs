@@ -10,4 +10,5 @@ pub mod decompose;
 pub mod metrics;
 pub mod options;
 pub mod score;
+pub mod schema;
 pub mod scorers;

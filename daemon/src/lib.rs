@@ -11,5 +11,6 @@ pub mod generate;
 pub mod llm;
 pub mod pipeline;
 pub mod server;
+pub mod store;
 pub mod uad;
 pub mod verbalized;
