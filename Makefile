@@ -17,6 +17,7 @@ test: setup
 	cd ext && cargo test --release
 
 bench: setup
+	dist/uqd bench table --data $(DATA)/selfcheck_wikibio_dev.jsonl --samples $(SAMPLES)
 	dist/uqd bench selfcheck --data $(DATA)/selfcheck_wikibio_dev.jsonl --samples $(SAMPLES)
 
 clean:

@@ -7,6 +7,7 @@ pub mod protocol;
 
 pub mod aggregate;
 pub mod decompose;
+pub mod jobs;
 pub mod metrics;
 pub mod options;
 pub mod score;

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::aggregate::Aggregation;
+use crate::score::black_box::Clustering;
 use crate::score::graph::{DEFAULT_DAMPING, DEFAULT_EDGE_THRESHOLD};
 use crate::scorers::{self, Family, Granularity, Scorer};
 
@@ -39,7 +40,19 @@ pub const OPTION_NAMES: &[&str] = &[
     "claim_union",
     "graph_threshold",
     "pagerank_damping",
+    "num_questions",
+    "qa_samples",
+    "semantic_clustering",
+    "response_logprobs",
 ];
+
+/// Unit-QA: questions per unit when `num_questions` is not given (uqlm's default).
+pub const DEFAULT_NUM_QUESTIONS: usize = 1;
+/// Unit-QA: sampled answers per question (m_qa) when `qa_samples` is not given (the paper's and
+/// uqlm's `num_claim_qa_responses` default).
+pub const DEFAULT_QA_SAMPLES: usize = 5;
+/// Largest `num_questions` / `qa_samples` accepted (each multiplies the LLM calls).
+pub const MAX_QA: usize = 100;
 
 /// UAD's default claim filter threshold: keep claims scoring strictly above 1/3 (uqlm's
 /// `response_refinement_threshold` default).
@@ -206,14 +219,24 @@ pub struct ScoreOptions {
     /// UAD: the scorer whose claim scores filter; `None` = the first of `scorers`.
     pub uad_scorer: Option<Scorer>,
     /// Graph scorers: the union of unique claims across the original and the sampled answers
-    /// (e.g. stored merges). The response's own claims are appended when missing. `None`: the
-    /// union would come from LLM claim merging, which is not available yet (an error).
+    /// (e.g. stored merges from `uq_claim_union`). The response's own claims are appended when
+    /// missing. `None`: the daemon builds the union by LLM claim merging (the merge LLM merges
+    /// each sample's claims into the response's, in order, as uqlm's `ClaimMerger`).
     pub claim_union: Option<Vec<String>>,
     /// Graph scorers: a claim–response edge exists iff p_e ≥ this (uqlm's
     /// `binary_edge_threshold`, default 0.5).
     pub graph_threshold: f64,
     /// Graph scorers: PageRank's damping d (networkx's default 0.85).
     pub pagerank_damping: f64,
+    /// Unit-QA: questions per unit (Q, default 1 as uqlm).
+    pub num_questions: usize,
+    /// Unit-QA: sampled answers per question (m_qa, default 5); the original answer is one more.
+    pub qa_samples: usize,
+    /// Semantic negentropy (unit-QA and short-form): how answers are clustered (default uqlm's).
+    pub semantic_clustering: Clustering,
+    /// `normalized_probability`: the token log-probabilities of the response, when the caller has
+    /// them (e.g. from `uq_generate` with `"generation_llm":{"logprobs":true}`).
+    pub response_logprobs: Option<Vec<f64>>,
 }
 
 impl Default for ScoreOptions {
@@ -236,12 +259,22 @@ impl Default for ScoreOptions {
             claim_union: None,
             graph_threshold: DEFAULT_EDGE_THRESHOLD,
             pagerank_damping: DEFAULT_DAMPING,
+            num_questions: DEFAULT_NUM_QUESTIONS,
+            qa_samples: DEFAULT_QA_SAMPLES,
+            semantic_clustering: Clustering::Uqlm,
+            response_logprobs: None,
         }
     }
 }
 
 impl ScoreOptions {
     /// True when any chosen scorer is of the matched-unit family (needs sample units).
+    /// Whether some scorer compares the answer with sampled answers (all but verbalized
+    /// confidence, which asks a judge, and the scorers that sample answers of their own).
+    pub fn needs_samples(&self) -> bool {
+        self.scorers.iter().any(|s| s.needs_samples())
+    }
+
     pub fn has_matched_unit(&self) -> bool {
         self.scorers
             .iter()
@@ -253,23 +286,28 @@ impl ScoreOptions {
         self.scorers.iter().any(|s| s.family() == Family::Graph)
     }
 
-    /// Graph scorers' requirements: claim granularity and `claim_union`. Returns the union.
-    pub fn require_claim_union(&self) -> Result<&[String], String> {
-        let Some(scorer) = self.scorers.iter().find(|s| s.family() == Family::Graph) else {
-            return Ok(&[]);
-        };
-        if self.granularity != Granularity::Claim {
-            return Err(format!(
-                "scorer {} is a graph scorer and works on claims only (the union of sentences is                  not well defined): set \"granularity\":\"claim\"",
+    /// True when any chosen scorer is a unit-QA scorer (family [`Family::UnitQa`]).
+    pub fn has_unit_qa(&self) -> bool {
+        self.scorers.iter().any(|s| s.family() == Family::UnitQa)
+    }
+
+    /// True when any chosen scorer scores units (all but the short-form, response-level ones):
+    /// only then is the response decomposed.
+    pub fn needs_units(&self) -> bool {
+        self.scorers.iter().any(|s| !s.is_response_level())
+    }
+
+    /// Graph scorers' requirement: claim granularity (the union of sentences is not well
+    /// defined, §3.3.4). The claim union is `claim_union`, or LLM claim merging without it.
+    pub fn check_graph(&self) -> Result<(), String> {
+        match self.scorers.iter().find(|s| s.family() == Family::Graph) {
+            Some(scorer) if self.granularity != Granularity::Claim => Err(format!(
+                "scorer {} is a graph scorer and works on claims only (the union of sentences is \
+                 not well defined): set \"granularity\":\"claim\"",
                 scorer.name()
-            ));
+            )),
+            _ => Ok(()),
         }
-        self.claim_union.as_deref().ok_or_else(|| {
-            format!(
-                "graph scorers need options.claim_union (the union of unique claims across the                  original and sampled answers, e.g. \"claim_union\":[\"Claim 1.\",\"Claim 2.\"])                  for scorer {}; LLM claim merging is not available yet",
-                scorer.name()
-            )
-        })
     }
 
     /// The LLM config of `role`: its own option, else `llm`, else the default (local model).
@@ -410,6 +448,21 @@ fn parse_sample_units(v: &Value) -> Result<Vec<Vec<String>>, String> {
         .enumerate()
         .map(|(i, item)| string_array(&format!("sample_units[{i}]"), item))
         .collect()
+}
+
+/// An integer option in 1..=[`MAX_QA`] (`num_questions`, `qa_samples`).
+fn bounded_count(name: &str, v: &Value, example: &str) -> Result<usize, String> {
+    match v.as_u64() {
+        Some(n) if n >= 1 && n <= MAX_QA as u64 => Ok(n as usize),
+        _ => Err(format!(
+            "option {name} must be an integer in 1..={MAX_QA}, e.g. \"{name}\":{example}; got {}",
+            if v.is_number() {
+                v.to_string()
+            } else {
+                type_name(v).to_string()
+            }
+        )),
+    }
 }
 
 fn number_option(name: &str, v: &Value, example: &str) -> Result<f64, String> {
@@ -660,6 +713,33 @@ pub fn parse_options(v: &Value) -> Result<ScoreOptions, String> {
                 o.pagerank_damping =
                     ranged(key, val, "0.85", |x| (0.0..=1.0).contains(&x), "0..=1")?
             }
+            "num_questions" => o.num_questions = bounded_count(key, val, "1")?,
+            "qa_samples" => o.qa_samples = bounded_count(key, val, "5")?,
+            "semantic_clustering" => {
+                let s = string_option(key, val, "\"uqlm\"")?;
+                o.semantic_clustering =
+                    Clustering::parse(s).map_err(|e| format!("option semantic_clustering: {e}"))?;
+            }
+            "response_logprobs" => {
+                let items = val.as_array().ok_or_else(|| {
+                    format!(
+                        "option response_logprobs must be an array of numbers (the response's token \
+                         log-probabilities), e.g. \"response_logprobs\":[-0.01,-0.3]; got {}",
+                        type_name(val)
+                    )
+                })?;
+                let lp = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| match x.as_f64() {
+                        Some(x) if !x.is_nan() && x <= 0.0 => Ok(x),
+                        _ => Err(format!(
+                            "option response_logprobs[{i}] is {x}: every token log-probability must be a number <= 0"
+                        )),
+                    })
+                    .collect::<Result<Vec<f64>, String>>()?;
+                o.response_logprobs = Some(lp);
+            }
             other => {
                 if let Some(role) = LlmRole::from_option_name(other) {
                     o.role_llms.insert(role, parse_llm_config(key, val)?);
@@ -674,9 +754,7 @@ pub fn parse_options(v: &Value) -> Result<ScoreOptions, String> {
                 .to_string(),
         );
     }
-    if o.has_graph() {
-        o.require_claim_union()?;
-    }
+    o.check_graph()?;
     Ok(o)
 }
 
@@ -1041,20 +1119,18 @@ mod tests {
         assert!(o.has_graph());
         assert_eq!(o.claim_union, Some(vec!["a".to_string(), "b".to_string()]));
         assert_eq!((o.graph_threshold, o.pagerank_damping), (0.7, 0.9));
-        assert_eq!(o.require_claim_union().map(|u| u.len()), Ok(2));
+        assert_eq!(o.check_graph(), Ok(()));
         let e =
             parse_options(&json!({"scorers": ["page_rank"], "claim_union": ["a"]})).unwrap_err();
         assert!(
             e.contains("page_rank") && e.contains("granularity") && e.contains("claim"),
             "{e}"
         );
-        let e = parse_options(&json!({"granularity": "claim", "scorers": ["harmonic_centrality"]}))
-            .unwrap_err();
-        assert!(
-            e.contains("graph scorers need options.claim_union")
-                && e.contains("LLM claim merging is not available yet"),
-            "{e}"
-        );
+        // Without claim_union the daemon merges claims with the merge LLM.
+        let o = parse_options(&json!({"granularity": "claim", "scorers": ["harmonic_centrality"]}))
+            .unwrap_or_default();
+        assert_eq!((o.claim_union.clone(), o.check_graph()), (None, Ok(())));
+        assert!(o.has_graph());
         // Without graph scorers the options are accepted and unused.
         assert!(parse_options(&json!({"claim_union": ["a"], "graph_threshold": 0.2})).is_ok());
         for (v, name) in [
@@ -1068,6 +1144,42 @@ mod tests {
             let e = parse_options(&v).unwrap_err();
             assert!(e.contains(name), "{v}: {e}");
         }
+    }
+
+    #[test]
+    fn unit_qa_and_short_form_options() {
+        let d = ScoreOptions::default();
+        assert_eq!((d.num_questions, d.qa_samples), (1, 5));
+        assert_eq!(d.semantic_clustering, Clustering::Uqlm);
+        assert_eq!(d.response_logprobs, None);
+        let o = parse_options(&json!({
+            "scorers": ["qa_exact_match", "shortform_cosine_sim", "normalized_probability"],
+            "num_questions": 2, "qa_samples": 3, "semantic_clustering": "bidirectional",
+            "response_logprobs": [-0.5, 0, -1e-3]
+        }))
+        .unwrap_or_default();
+        assert_eq!((o.num_questions, o.qa_samples), (2, 3));
+        assert_eq!(o.semantic_clustering, Clustering::Bidirectional);
+        assert_eq!(o.response_logprobs, Some(vec![-0.5, 0.0, -1e-3]));
+        assert!(o.has_unit_qa() && o.needs_units());
+        let short = parse_options(&json!({"scorers": ["shortform_noncontradiction", "normalized_probability"]}))
+            .unwrap_or_default();
+        assert!(!short.needs_units() && !short.has_unit_qa());
+        for (v, want) in [
+            (json!({"num_questions": 0}), "num_questions must be an integer in 1..=100"),
+            (json!({"num_questions": "2"}), "num_questions"),
+            (json!({"qa_samples": 101}), "qa_samples"),
+            (json!({"qa_samples": 1.5}), "qa_samples"),
+            (json!({"semantic_clustering": "kmeans"}), "semantic_clustering"),
+            (json!({"response_logprobs": "x"}), "response_logprobs must be an array"),
+            (json!({"response_logprobs": [-1, 0.5]}), "response_logprobs[1]"),
+            (json!({"response_logprobs": [null]}), "response_logprobs[0]"),
+        ] {
+            let e = parse_options(&v).unwrap_err();
+            assert!(e.contains(want), "{v}: {e}");
+        }
+        let e = parse_options(&json!({"semantic_clustering": "kmeans"})).unwrap_err();
+        assert!(e.contains("uqlm") && e.contains("bidirectional"), "{e}");
     }
 
     #[test]

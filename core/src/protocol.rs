@@ -42,6 +42,15 @@ pub enum Request {
         #[serde(default)]
         options: Value,
     },
+    /// The union of unique claims across `response` and `samples` (graph scorers' claim
+    /// nodes): each text decomposed, then each sample's claims merged into the response's by the
+    /// merge LLM, in order (as uqlm's `ClaimMerger`). Result: [`ClaimsResult`].
+    ClaimUnion {
+        response: String,
+        samples: Vec<String>,
+        #[serde(default)]
+        options: Value,
+    },
     /// Uncertainty-aware decoding (§3.4) of `response`, scored against `samples`.
     Uad {
         response: String,
@@ -49,7 +58,52 @@ pub enum Request {
         #[serde(default)]
         options: Value,
     },
+    /// FactScore grading of `unit` against `reference` (judge LLM, the appendix prompts).
+    Grade {
+        unit: String,
+        reference: String,
+        #[serde(default)]
+        options: Value,
+    },
+    /// Is `claim` objective or subjective? (judge LLM, the appendix prompts).
+    Objectivity {
+        claim: String,
+        #[serde(default)]
+        options: Value,
+    },
+    /// Run (or resume) job `job_id` of the database file `db` in the background.
+    JobStart { db: String, job_id: i64 },
+    /// Job `job_id`'s progress, read by the daemon (and the job resumed when it is unfinished
+    /// and not running).
+    JobStatus { db: String, job_id: i64 },
+    /// Stop job `job_id` after the rows in progress (committed rows stay).
+    JobCancel { db: String, job_id: i64 },
     Shutdown,
+}
+
+/// Result of a `grade` or `objectivity` request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradeResult {
+    /// `Some(true)`: supported / objective; `Some(false)`: not supported / subjective; `None`:
+    /// the judge's reply could not be read.
+    pub label: Option<bool>,
+    /// The judge's reply as given.
+    pub raw: String,
+    /// `factscore:<LLM>` or `objectivity:<LLM>` (`uq_label.grader`).
+    pub grader: String,
+}
+
+/// Result of the job requests: the job row as the daemon reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobInfo {
+    pub job_id: i64,
+    pub status: String,
+    pub done: i64,
+    pub total: i64,
+    pub errors: i64,
+    pub message: Option<String>,
+    /// Whether this daemon is running the job now.
+    pub running_here: bool,
 }
 
 /// Reads a score that JSON may carry as `null` (a NaN when written: serde_json writes
@@ -74,8 +128,13 @@ pub struct UnitScore {
 pub struct ScoreResult {
     pub units: Vec<String>,
     pub scores: Vec<UnitScore>,
-    /// Aggregated score per scorer; `None` when there are no units.
+    /// Aggregated score per scorer (and the short-form scorers' whole-response scores); `None`
+    /// when there are no units (or a short-form score could not be had, see `notes`).
     pub response_scores: std::collections::BTreeMap<String, Option<f64>>,
+    /// Why a score is NULL, e.g. `normalized_probability` without token log-probabilities
+    /// (the extension keeps the last notes for `uq_debug()`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One row of a `generate` result.
@@ -93,6 +152,13 @@ pub struct GeneratedResponse {
     pub completion_tokens: u64,
     /// Served from the completion cache (no new call).
     pub cached: bool,
+    /// exp(mean token log-probability) of the text, when the generation LLM returned
+    /// log-probabilities (`"logprobs": true` in its config); else `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub normalized_probability: Option<f64>,
+    /// The text's token log-probabilities, when the generation LLM returned them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<Vec<f64>>,
 }
 
 /// Result of a `generate` request.
@@ -210,6 +276,17 @@ mod tests {
             serde_json::from_value(json!({"op": "uad", "response": "r", "samples": ["s"]}))
                 .unwrap();
         assert!(matches!(r, Request::Uad { ref samples, .. } if samples.len() == 1));
+        let r: Request =
+            serde_json::from_value(json!({"op": "claim_union", "response": "r", "samples": ["s"]}))
+                .unwrap();
+        assert!(
+            matches!(r, Request::ClaimUnion { ref response, ref samples, ref options } if response == "r" && samples.len() == 1 && options.is_null())
+        );
+        let s: ScoreResult = serde_json::from_value(
+            json!({"units": [], "scores": [], "response_scores": {"normalized_probability": null}}),
+        )
+        .unwrap();
+        assert!(s.notes.is_empty(), "old replies without notes still parse");
         assert!(
             serde_json::from_value::<Request>(json!({"op": "generate", "prompt": "Q?"})).is_err()
         );

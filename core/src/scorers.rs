@@ -55,8 +55,17 @@ pub enum Family {
     /// correct; no sampled responses are compared.
     Verbalized,
     /// §3.3.4: a centrality of the claim node in the bipartite claim–response entailment graph
-    /// (claim granularity only; needs the union of unique claims, `options.claim_union`).
+    /// (claim granularity only; the union of unique claims is `options.claim_union` or comes
+    /// from LLM claim merging).
     Graph,
+    /// §3.3.3: each unit is inverted into questions by the question LLM; the generation LLM
+    /// answers each question m_qa + 1 times and c(s) = mean over questions of
+    /// (1/m_qa) Σ_j η(y_0^(s), y_j^(s)) (or the semantic negentropy of the m_qa + 1 answers).
+    UnitQa,
+    /// Short-form baselines (paper §4, "Response-Level Scoring"): the whole original answer
+    /// against the whole sampled answers (uqlm's `BlackBoxUQ`), or the answer's normalised
+    /// token probability (uqlm's `WhiteBoxUQ`). Response-level only: no unit scores.
+    ShortForm,
 }
 
 impl Family {
@@ -66,6 +75,8 @@ impl Family {
             Family::MatchedUnit => "matched_unit",
             Family::Verbalized => "verbalized",
             Family::Graph => "graph",
+            Family::UnitQa => "unit_qa",
+            Family::ShortForm => "short_form",
         }
     }
 }
@@ -86,6 +97,17 @@ pub enum Consistency {
     /// Not a consistency function: the judge LLM's verbalized confidence phrase, mapped to
     /// 0, 0.2, …, 1 (family [`Family::Verbalized`]).
     Verbalized,
+    /// 𝕀[a = b] (§3.2, sixth bullet): exact string match.
+    ExactMatch,
+    /// Not a pairwise η: 1 − SE / ln(n) over the clusters of the n = m + 1 answers (semantic
+    /// negentropy, §3.3.3 footnote; uqlm's `semantic_negentropy`).
+    SemanticNegentropy,
+    /// Not a pairwise η: black-box non-contradiction as uqlm's `BlackBoxUQ` computes it between
+    /// two whole answers, the mean of 1 − p_c over both NLI directions (1 for identical texts).
+    MeanNoncontradiction,
+    /// Not a consistency function: exp of the mean token log-probability of the original
+    /// answer (white-box; uqlm's `normalized_probability`).
+    NormalizedProbability,
 }
 
 impl Consistency {
@@ -97,6 +119,10 @@ impl Consistency {
             Consistency::Cosine => "cos_hat",
             Consistency::BertScore => "bert_f1",
             Consistency::Verbalized => "verbalized",
+            Consistency::ExactMatch => "exact_match",
+            Consistency::SemanticNegentropy => "semantic_negentropy",
+            Consistency::MeanNoncontradiction => "1-(p_c(a,b)+p_c(b,a))/2",
+            Consistency::NormalizedProbability => "exp(mean logprob)",
         }
     }
 
@@ -107,6 +133,8 @@ impl Consistency {
             Consistency::Entailment
                 | Consistency::Noncontradiction
                 | Consistency::ContrastedEntailment
+                | Consistency::SemanticNegentropy
+                | Consistency::MeanNoncontradiction
         )
     }
 }
@@ -131,6 +159,18 @@ pub enum Scorer {
     HarmonicCentrality,
     LaplacianCentrality,
     PageRank,
+    /// Unit-QA scorers (§3.3.3).
+    QaNoncontradiction,
+    QaCosineSim,
+    QaBertScore,
+    QaExactMatch,
+    QaSemanticNegentropy,
+    /// Short-form baselines (response level only).
+    ShortformSemanticNegentropy,
+    ShortformNoncontradiction,
+    ShortformBertScore,
+    ShortformCosineSim,
+    NormalizedProbability,
 }
 
 /// Every scorer, in catalogue order.
@@ -149,6 +189,16 @@ pub const ALL: &[Scorer] = &[
     Scorer::HarmonicCentrality,
     Scorer::LaplacianCentrality,
     Scorer::PageRank,
+    Scorer::QaNoncontradiction,
+    Scorer::QaCosineSim,
+    Scorer::QaBertScore,
+    Scorer::QaExactMatch,
+    Scorer::QaSemanticNegentropy,
+    Scorer::ShortformSemanticNegentropy,
+    Scorer::ShortformNoncontradiction,
+    Scorer::ShortformBertScore,
+    Scorer::ShortformCosineSim,
+    Scorer::NormalizedProbability,
 ];
 
 /// Accepted aliases and the scorer each names.
@@ -176,6 +226,16 @@ impl Scorer {
             Scorer::HarmonicCentrality => "harmonic_centrality",
             Scorer::LaplacianCentrality => "laplacian_centrality",
             Scorer::PageRank => "page_rank",
+            Scorer::QaNoncontradiction => "qa_noncontradiction",
+            Scorer::QaCosineSim => "qa_cosine_sim",
+            Scorer::QaBertScore => "qa_bert_score",
+            Scorer::QaExactMatch => "qa_exact_match",
+            Scorer::QaSemanticNegentropy => "qa_semantic_negentropy",
+            Scorer::ShortformSemanticNegentropy => "shortform_semantic_negentropy",
+            Scorer::ShortformNoncontradiction => "shortform_noncontradiction",
+            Scorer::ShortformBertScore => "shortform_bert_score",
+            Scorer::ShortformCosineSim => "shortform_cosine_sim",
+            Scorer::NormalizedProbability => "normalized_probability",
         }
     }
 
@@ -190,6 +250,16 @@ impl Scorer {
             | Scorer::HarmonicCentrality
             | Scorer::LaplacianCentrality
             | Scorer::PageRank => Family::Graph,
+            Scorer::QaNoncontradiction
+            | Scorer::QaCosineSim
+            | Scorer::QaBertScore
+            | Scorer::QaExactMatch
+            | Scorer::QaSemanticNegentropy => Family::UnitQa,
+            Scorer::ShortformSemanticNegentropy
+            | Scorer::ShortformNoncontradiction
+            | Scorer::ShortformBertScore
+            | Scorer::ShortformCosineSim
+            | Scorer::NormalizedProbability => Family::ShortForm,
             _ => Family::MatchedUnit,
         }
     }
@@ -203,8 +273,22 @@ impl Scorer {
             Scorer::ContrastedEntailment | Scorer::MatchedContrastedEntailment => {
                 Consistency::ContrastedEntailment
             }
-            Scorer::MatchedCosineSim => Consistency::Cosine,
-            Scorer::MatchedBertScore => Consistency::BertScore,
+            Scorer::MatchedCosineSim | Scorer::QaCosineSim | Scorer::ShortformCosineSim => {
+                Consistency::Cosine
+            }
+            Scorer::MatchedBertScore | Scorer::QaBertScore | Scorer::ShortformBertScore => {
+                Consistency::BertScore
+            }
+            // uqlm's black-box non-contradiction: both NLI directions averaged (the paper's
+            // 1 − p_c applied symmetrically to two answers of equal standing).
+            Scorer::QaNoncontradiction | Scorer::ShortformNoncontradiction => {
+                Consistency::MeanNoncontradiction
+            }
+            Scorer::QaExactMatch => Consistency::ExactMatch,
+            Scorer::QaSemanticNegentropy | Scorer::ShortformSemanticNegentropy => {
+                Consistency::SemanticNegentropy
+            }
+            Scorer::NormalizedProbability => Consistency::NormalizedProbability,
             Scorer::VerbalizedConfidence => Consistency::Verbalized,
             // The graph's edges are claim–response entailment: p_e ≥ `graph_threshold`.
             Scorer::BetweennessCentrality
@@ -242,16 +326,83 @@ impl Scorer {
                 "Jiang et al. 2024"
             }
             (Scorer::HarmonicCentrality | Scorer::LaplacianCentrality, _) => "new (this work)",
+            (Scorer::QaSemanticNegentropy, _) => {
+                "generalisation of long-form semantic entropy (Farquhar et al. 2024)"
+            }
+            (
+                Scorer::QaNoncontradiction
+                | Scorer::QaCosineSim
+                | Scorer::QaBertScore
+                | Scorer::QaExactMatch,
+                Sentence,
+            ) => "sentence-QA (new, this work)",
+            (
+                Scorer::QaNoncontradiction
+                | Scorer::QaCosineSim
+                | Scorer::QaBertScore
+                | Scorer::QaExactMatch,
+                Claim,
+            ) => "claim-QA (new, this work)",
+            (Scorer::ShortformSemanticNegentropy, _) => {
+                "semantic negentropy (short-form baseline; Kuhn et al. 2023)"
+            }
+            (Scorer::ShortformNoncontradiction, _) => {
+                "non-contradiction (short-form baseline; Lin et al. 2024)"
+            }
+            (Scorer::ShortformBertScore, _) => "BERTScore (short-form baseline; Manakul et al. 2023)",
+            (Scorer::ShortformCosineSim, _) => {
+                "cosine similarity (short-form baseline; Shorinwa et al. 2024)"
+            }
+            (Scorer::NormalizedProbability, _) => {
+                "normalized sequence probability (short-form white-box baseline; Malinin & Gales 2021)"
+            }
             _ => "extension of LUQ-pair",
         }
     }
 
-    /// Granularities the scorer works at: graph scorers only at claims (§3.3.4), the rest at both.
+    /// Granularities the scorer works at: graph scorers only at claims (§3.3.4), short-form
+    /// scorers at none (they score the whole response, see [`Scorer::granularity_names`]), the
+    /// rest at both.
     pub fn granularities(self) -> &'static [Granularity] {
         match self.family() {
             Family::Graph => &[Granularity::Claim],
+            Family::ShortForm => &[],
             _ => Granularity::ALL,
         }
+    }
+
+    /// Names of the granularities the scorer works at, as `uq_scorers()` lists them: `"response"`
+    /// for short-form scorers, else those of [`Scorer::granularities`].
+    pub fn granularity_names(self) -> Vec<&'static str> {
+        if self.is_response_level() {
+            vec!["response"]
+        } else {
+            self.granularities().iter().map(|g| g.as_str()).collect()
+        }
+    }
+
+    /// Name of the method in the paper for this scorer at granularity name `g` (`"sentence"`,
+    /// `"claim"` or `"response"`).
+    pub fn paper_name_at(self, g: &str) -> &'static str {
+        match Granularity::parse(g) {
+            Ok(g) => self.paper_name(g),
+            Err(_) => self.paper_name(Granularity::Claim),
+        }
+    }
+
+    /// True for scorers that score the whole response and have no unit scores (short-form).
+    pub fn is_response_level(self) -> bool {
+        self.family() == Family::ShortForm
+    }
+
+    /// True when the scorer compares against `samples` (everything except verbalized
+    /// confidence, the unit-QA scorers, which sample their own answers, and
+    /// `normalized_probability`).
+    pub fn needs_samples(self) -> bool {
+        !matches!(
+            self.family(),
+            Family::Verbalized | Family::UnitQa
+        ) && self != Scorer::NormalizedProbability
     }
 
     /// What one response costs, for m samples (the paper's cost table in the appendix): the model calls.
@@ -264,6 +415,26 @@ impl Scorer {
             (Family::MatchedUnit, _) => "NLI: units × units of the m samples pairs",
             (Family::Graph, _) => "NLI: claim union × (m + 1) pairs",
             (Family::Verbalized, _) => "LLM: one call per unit",
+            (Family::UnitQa, Consistency::Cosine | Consistency::BertScore) => {
+                "LLM: units × Q question calls + units × Q × (m_qa + 1) answers; embeddings of the answers"
+            }
+            (Family::UnitQa, Consistency::ExactMatch) => {
+                "LLM: units × Q question calls + units × Q × (m_qa + 1) answers"
+            }
+            (Family::UnitQa, Consistency::SemanticNegentropy) => {
+                "LLM: units × Q question calls + units × Q × (m_qa + 1) answers; NLI: up to units × Q × (m_qa + 1)² pairs"
+            }
+            (Family::UnitQa, _) => {
+                "LLM: units × Q question calls + units × Q × (m_qa + 1) answers; NLI: units × Q × 2 m_qa pairs"
+            }
+            (Family::ShortForm, Consistency::NormalizedProbability) => {
+                "none: the answer's token log-probabilities"
+            }
+            (Family::ShortForm, Consistency::Cosine | Consistency::BertScore) => {
+                "embeddings: response + m samples"
+            }
+            (Family::ShortForm, Consistency::SemanticNegentropy) => "NLI: up to (m + 1)² pairs",
+            (Family::ShortForm, _) => "NLI: 2m pairs",
         }
     }
 
@@ -280,9 +451,10 @@ impl Scorer {
         )
     }
 
-    /// True when the scorer needs an LLM (the judge role): verbalized confidence.
+    /// True when the scorer always needs an LLM: verbalized confidence (judge role) and the
+    /// unit-QA scorers (question and generation roles).
     pub fn needs_llm(self) -> bool {
-        self.family() == Family::Verbalized
+        matches!(self.family(), Family::Verbalized | Family::UnitQa)
     }
 
     /// True when the scorer needs `options.prompt` (the question the response answers).
@@ -333,7 +505,7 @@ mod tests {
             assert_eq!(Scorer::parse(s.name()), Ok(*s));
             assert_eq!(s.to_string(), s.name());
         }
-        assert_eq!(ALL.len(), 14);
+        assert_eq!(ALL.len(), 24);
     }
 
     #[test]
@@ -433,7 +605,7 @@ mod tests {
             (Family::Verbalized, C::Verbalized)
         );
         assert!(!v.needs_nli() && !v.needs_embeddings() && v.needs_llm() && v.needs_prompt());
-        assert!(ALL.iter().filter(|s| s.needs_llm()).count() == 1);
+        assert!(ALL.iter().filter(|s| s.needs_llm()).count() == 6);
         assert_eq!(v.paper_name(Granularity::Claim), "verbalized confidence");
         assert!(Scorer::MatchedCosineSim.needs_embeddings());
         assert!(Scorer::MatchedBertScore.needs_embeddings());
@@ -503,6 +675,52 @@ mod tests {
             Scorer::LaplacianCentrality.paper_name(Claim),
             "new (this work)"
         );
+    }
+
+    #[test]
+    fn unit_qa_and_short_form_scorers() {
+        use Consistency as C;
+        let qa = [
+            (Scorer::QaNoncontradiction, "qa_noncontradiction", C::MeanNoncontradiction),
+            (Scorer::QaCosineSim, "qa_cosine_sim", C::Cosine),
+            (Scorer::QaBertScore, "qa_bert_score", C::BertScore),
+            (Scorer::QaExactMatch, "qa_exact_match", C::ExactMatch),
+            (Scorer::QaSemanticNegentropy, "qa_semantic_negentropy", C::SemanticNegentropy),
+        ];
+        for (s, name, c) in qa {
+            assert_eq!(Scorer::parse(name), Ok(s));
+            assert_eq!((s.family(), s.consistency()), (Family::UnitQa, c));
+            assert!(s.needs_llm() && !s.needs_samples() && !s.is_response_level());
+            assert_eq!(s.granularities(), Granularity::ALL);
+            assert_eq!(s.granularity_names(), vec!["sentence", "claim"]);
+        }
+        assert_eq!(Scorer::QaCosineSim.paper_name(Granularity::Claim), "claim-QA (new, this work)");
+        assert_eq!(Scorer::QaExactMatch.paper_name(Granularity::Sentence), "sentence-QA (new, this work)");
+        assert!(Scorer::QaNoncontradiction.needs_nli() && !Scorer::QaExactMatch.needs_nli());
+        assert!(Scorer::QaBertScore.needs_embeddings());
+        let short = [
+            (Scorer::ShortformSemanticNegentropy, "shortform_semantic_negentropy", C::SemanticNegentropy),
+            (Scorer::ShortformNoncontradiction, "shortform_noncontradiction", C::MeanNoncontradiction),
+            (Scorer::ShortformBertScore, "shortform_bert_score", C::BertScore),
+            (Scorer::ShortformCosineSim, "shortform_cosine_sim", C::Cosine),
+            (Scorer::NormalizedProbability, "normalized_probability", C::NormalizedProbability),
+        ];
+        for (s, name, c) in short {
+            assert_eq!(Scorer::parse(name), Ok(s));
+            assert_eq!((s.family(), s.consistency()), (Family::ShortForm, c));
+            assert!(s.is_response_level() && !s.needs_llm());
+            assert!(s.granularities().is_empty());
+            assert_eq!(s.granularity_names(), vec!["response"]);
+            assert!(!s.paper_name_at("response").is_empty());
+        }
+        assert!(!Scorer::NormalizedProbability.needs_samples());
+        assert!(Scorer::ShortformCosineSim.needs_samples());
+        assert!(!Scorer::NormalizedProbability.needs_nli() && !Scorer::NormalizedProbability.needs_embeddings());
+        assert_eq!(Family::UnitQa.as_str(), "unit_qa");
+        assert_eq!(Family::ShortForm.as_str(), "short_form");
+        for s in ALL {
+            assert!(!s.cost_class().is_empty() && !s.granularity_names().is_empty());
+        }
     }
 
     #[test]

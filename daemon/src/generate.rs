@@ -10,12 +10,17 @@
 //! * Everything goes through the completion cache: the same request again returns the same rows
 //!   with `cached: true` and costs no call. Token counts are those of the call that produced a
 //!   row (a call that produced several samples reports its whole usage on the first).
+//! * With a generation LLM whose config sets `"logprobs": true`, each row carries its token
+//!   log-probabilities and `normalized_probability` = exp(mean log-probability) (uqlm's white-box
+//!   `normalized_probability`); pass the logprobs of row 0 to the score request as option
+//!   `response_logprobs` for the `normalized_probability` scorer.
 //! * The prompt is sent as the user message with no system message (the local model uses its
 //!   chat template's default system prompt).
 
 use serde_json::Value;
 use uq_core::options::{parse_options, LlmRole};
 use uq_core::protocol::{GenerateResult, GeneratedResponse};
+use uq_core::score::black_box::normalized_probability;
 use uq_llm::ChatRequest;
 
 use crate::llm::{LlmService, RoleLlm};
@@ -99,7 +104,9 @@ pub fn generate(
         let c = completions
             .next()
             .ok_or_else(|| generator.error("no completion"))?;
+        let mut lps = c.logprobs.map(|v| v.into_iter());
         for (k, text) in c.texts.into_iter().enumerate() {
+            let logprobs = lps.as_mut().and_then(|it| it.next());
             let (model, prompt_tokens, completion_tokens) =
                 stored(&generator, &b.req, b.first + k).unwrap_or_else(|| (c.model.clone(), 0, 0));
             rows.push(GeneratedResponse {
@@ -110,6 +117,11 @@ pub fn generate(
                 prompt_tokens,
                 completion_tokens,
                 cached: cached.next().unwrap_or(false),
+                normalized_probability: logprobs
+                    .as_deref()
+                    .map(normalized_probability)
+                    .filter(|x| x.is_finite()),
+                logprobs,
             });
         }
     }

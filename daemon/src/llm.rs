@@ -25,8 +25,49 @@ use uq_llm::cache::request_key;
 use uq_llm::local::{model_id_for, SMOLLM2_FILE};
 use uq_llm::{
     BackendIdentity, CachedBackend, CachedSample, ChatRequest, Completion, CompletionCache,
-    LlmBackend, LlmError, LlmSettings, LocalModel, LocalSettings, OpenAiClient, Params,
+    LlmBackend, LlmError, LlmSettings, LocalModel, LocalSettings, OpenAiClient, Params, Usage,
 };
+
+/// LLM usage of some metered work (a job's row): calls, tokens, cache hits. Work run inside
+/// [`metered`] on a thread adds the usage of every completion it awaits through
+/// [`LlmService::block_on`] (futures polled in the same task, e.g. `join_all`, included).
+#[derive(Debug, Default)]
+pub struct UsageMeter(Mutex<Usage>);
+
+impl UsageMeter {
+    pub fn add(&self, u: &Usage) {
+        lock(&self.0).add(u);
+    }
+    pub fn get(&self) -> Usage {
+        *lock(&self.0)
+    }
+}
+
+thread_local! {
+    static THREAD_METER: std::cell::RefCell<Option<Arc<UsageMeter>>> = const { std::cell::RefCell::new(None) };
+}
+
+tokio::task_local! {
+    static TASK_METER: Arc<UsageMeter>;
+}
+
+/// Runs `f` on this thread with LLM usage added to `meter`.
+pub fn metered<T>(meter: &Arc<UsageMeter>, f: impl FnOnce() -> T) -> T {
+    let previous = THREAD_METER.with(|m| m.replace(Some(Arc::clone(meter))));
+    struct Restore(Option<Arc<UsageMeter>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            THREAD_METER.with(|m| *m.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(previous);
+    f()
+}
+
+fn record_usage(c: &Completion) {
+    let _ = TASK_METER.try_with(|m| m.add(&c.usage));
+}
 
 /// Worker threads of the LLM runtime (HTTP I/O and task scheduling; local generation runs on
 /// the blocking pool).
@@ -207,11 +248,14 @@ impl RoleLlm {
 
     /// `n` samples (through the completion cache).
     pub async fn complete(&self, req: &ChatRequest, n: usize) -> Result<Completion, String> {
-        self.llm
+        let c = self
+            .llm
             .backend
             .complete(req, n)
             .await
-            .map_err(|e| self.error(e))
+            .map_err(|e| self.error(e))?;
+        record_usage(&c);
+        Ok(c)
     }
 
     /// Sample `index` alone (through the completion cache).
@@ -220,11 +264,14 @@ impl RoleLlm {
         req: &ChatRequest,
         index: usize,
     ) -> Result<Completion, String> {
-        self.llm
+        let c = self
+            .llm
             .backend
             .complete_sample(req, index)
             .await
-            .map_err(|e| self.error(e))
+            .map_err(|e| self.error(e))?;
+        record_usage(&c);
+        Ok(c)
     }
 
     /// The first text of a one-sample completion.
@@ -284,8 +331,12 @@ impl LlmService {
     }
 
     /// Runs `f` to completion on the LLM runtime, from a thread outside it (a connection thread).
+    /// Usage is metered when the calling thread runs inside [`metered`].
     pub fn block_on<F: Future>(&self, f: F) -> F::Output {
-        self.runtime.block_on(f)
+        match THREAD_METER.with(|m| m.borrow().clone()) {
+            Some(meter) => self.runtime.block_on(TASK_METER.scope(meter, f)),
+            None => self.runtime.block_on(f),
+        }
     }
 
     pub fn cache_path(&self) -> &Path {

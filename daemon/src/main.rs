@@ -32,6 +32,35 @@ enum Command {
     Status(SocketArgs),
     /// Ask the running daemon to exit and wait until it has.
     Stop(SocketArgs),
+    /// Write an HTML report (index.html + SVG figures) of the scores and labels stored in DB:
+    /// unit-level AUROC/AUPRC/calibration, response-level correlations, UAD accuracy vs
+    /// percentile threshold, AUROC vs number of samples.
+    Report {
+        /// SQLite database holding the uqlite schema (uq_run, uq_unit_score, uq_label, ...).
+        db: PathBuf,
+        /// Output directory (default: <DB stem>-report/ beside DB).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Score a whole table into DB in the foreground, with a progress bar (as the SQL function
+    /// uq_score_table does in the background): results go to the uqlite tables of DB
+    /// (uq_answer, uq_unit, uq_unit_score, …; progress in the view uq_jobs).
+    Score {
+        /// SQLite database file holding TABLE.
+        db: PathBuf,
+        /// Table of answers (columns answer/response, samples, prompt/question, …).
+        table: Option<String>,
+        /// Job options as JSON: scoring options plus id_column, prompt_column, answer_column,
+        /// samples_column, reference_column, generate, grade, objectivity, uad, chunk_size,
+        /// concurrency, prices.
+        #[arg(long, default_value = "{}")]
+        options: String,
+        /// Resume job JOB of DB (after a kill) instead of starting a new one.
+        #[arg(long, value_name = "JOB")]
+        resume: Option<i64>,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
     /// Benchmarks that print one JSON object per line.
     Bench {
         #[command(subcommand)]
@@ -41,6 +70,27 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// A whole-table job (as uq_score_table runs it) over the SelfCheckGPT WikiBio passages
+    /// loaded into a fresh database: rows/s, NLI pairs/s, peak RSS, and the speed-up of a second
+    /// job on the warm caches.
+    Table {
+        #[arg(long)]
+        data: PathBuf,
+        /// Number of sampled responses per passage (m).
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+        /// Only the first N passages.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// Scoring options of the job (JSON object).
+        #[arg(long, default_value = "{}")]
+        options: String,
+        /// Rows scored at once.
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
     /// Sentence-level scorers on SelfCheckGPT WikiBio (shared/data/selfcheck_wikibio_dev.jsonl).
     Selfcheck {
         #[arg(long)]
@@ -199,6 +249,49 @@ fn run(command: Command) -> Result<ExitCode, String> {
             .run()?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Score {
+            db,
+            table,
+            options,
+            resume,
+            config,
+        } => {
+            let target = match (&table, resume) {
+                (Some(t), None) => uqd::jobs::cli::Target::Table {
+                    table: t,
+                    options: &options,
+                },
+                (None, Some(id)) => uqd::jobs::cli::Target::Resume(id),
+                _ => return Err("give either TABLE (a new job) or --resume JOB, not both".into()),
+            };
+            let config = config.resolve()?;
+            let engine = Engine::load(&config)?;
+            let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
+            let (job, status, rows, secs) = uqd::jobs::cli::score(
+                &engine,
+                &llm,
+                &db,
+                target,
+                std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            )?;
+            println!(
+                "{}",
+                serde_json::json!({"job_id": job, "status": status, "rows": rows, "seconds": (secs * 100.0).round() / 100.0})
+            );
+            Ok(if status == "done" { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Command::Report { db, out } => {
+            let written = uqd::report::report(&db, out.as_deref())?;
+            for note in &written.notes {
+                eprintln!("uqd report: {note}");
+            }
+            println!(
+                "{} ({} figures)",
+                written.index.display(),
+                written.figures.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Status(args) => {
             let socket = socket_path(args);
             match server::ping(&socket, Duration::from_secs(5)) {
@@ -243,6 +336,31 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 max_batch: config.max_batch,
             };
             bench::selfcheck(&engine, &llm, &args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            which:
+                BenchCommand::Table {
+                    data,
+                    samples,
+                    limit,
+                    options,
+                    concurrency,
+                    config,
+                },
+        } => {
+            let (_, engine, llm) = bench_setup(config, samples)?;
+            bench::table(
+                &engine,
+                &llm,
+                &bench::TableArgs {
+                    data: &data,
+                    samples,
+                    limit,
+                    options: &options,
+                    concurrency,
+                },
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench {

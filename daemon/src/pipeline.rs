@@ -22,7 +22,7 @@ use uq_core::scorers::{Consistency, Family, Granularity, Scorer};
 use crate::decompose_claims::{self, decompose_many};
 use crate::engine::Engine;
 use crate::llm::LlmService;
-use crate::verbalized;
+use crate::{merge_claims, shortform, unit_qa, verbalized};
 
 /// Largest single text (response, sample or unit) a request may carry: 256 KiB, about 60k
 /// tokens, i.e. some 250 NLI windows per pair. Larger texts are refused, not truncated.
@@ -47,10 +47,7 @@ pub fn check_inputs(
     samples: &[String],
     opts: &ScoreOptions,
 ) -> Result<Vec<String>, String> {
-    let needs_samples = opts
-        .scorers
-        .iter()
-        .any(|s| s.family() != Family::Verbalized);
+    let needs_samples = opts.scorers.iter().any(|s| s.needs_samples());
     if needs_samples && samples.is_empty() {
         return Err("samples_json must hold at least one sampled response".into());
     }
@@ -79,48 +76,73 @@ pub fn score(
 ) -> Result<ScoreResult, String> {
     let opts = parse_options(options)?;
     let samples = check_inputs(response, samples, &opts)?;
-    let (units, sample_units) = decompose(llm, response, &samples, &opts)?;
-    if units.is_empty() {
-        let response_scores = opts
+    let mut response_scores = BTreeMap::new();
+    let mut scores = Vec::new();
+    // Short-form scorers compare whole answers: no decomposition unless a unit scorer needs it.
+    let (units, sample_units) = if opts.needs_units() {
+        decompose(llm, response, &samples, &opts)?
+    } else {
+        (Vec::new(), None)
+    };
+    let unit_opts = ScoreOptions {
+        scorers: opts
             .scorers
             .iter()
-            .map(|s| (s.name().to_string(), None))
-            .collect();
-        return Ok(ScoreResult {
-            units,
-            scores: Vec::new(),
-            response_scores,
-        });
-    }
-    let per_scorer = score_units(
-        engine,
-        llm,
-        response,
-        &units,
-        &samples,
-        sample_units.as_deref(),
-        &opts,
-    )?;
-    let mut scores = Vec::with_capacity(units.len() * per_scorer.len());
-    let mut response_scores = BTreeMap::new();
-    for (scorer, values) in &per_scorer {
-        for (unit_idx, &score) in values.iter().enumerate() {
-            scores.push(UnitScore {
-                unit_idx,
-                scorer: scorer.name().to_string(),
-                score,
-            });
+            .copied()
+            .filter(|s| !s.is_response_level())
+            .collect(),
+        ..opts.clone()
+    };
+    if !unit_opts.scorers.is_empty() {
+        if units.is_empty() {
+            for s in &unit_opts.scorers {
+                response_scores.insert(s.name().to_string(), None);
+            }
+        } else {
+            let per_scorer = score_units(
+                engine,
+                llm,
+                response,
+                &units,
+                &samples,
+                sample_units.as_deref(),
+                &unit_opts,
+            )?;
+            for (scorer, values) in &per_scorer {
+                for (unit_idx, &score) in values.iter().enumerate() {
+                    scores.push(UnitScore {
+                        unit_idx,
+                        scorer: scorer.name().to_string(),
+                        score,
+                    });
+                }
+                response_scores.insert(
+                    scorer.name().to_string(),
+                    aggregate(values, opts.aggregation),
+                );
+            }
+            scores.sort_by_key(|s| s.unit_idx);
         }
-        response_scores.insert(
-            scorer.name().to_string(),
-            aggregate(values, opts.aggregation),
-        );
     }
-    scores.sort_by_key(|s| s.unit_idx);
+    let short: Vec<Scorer> = opts
+        .scorers
+        .iter()
+        .copied()
+        .filter(|s| s.is_response_level())
+        .collect();
+    let mut notes = Vec::new();
+    if !short.is_empty() {
+        let (values, n) = shortform::score(engine, response, &samples, &short, &opts)?;
+        notes = n;
+        for (s, v) in values {
+            response_scores.insert(s.name().to_string(), v);
+        }
+    }
     Ok(ScoreResult {
         units,
         scores,
         response_scores,
+        notes,
     })
 }
 
@@ -319,14 +341,56 @@ pub fn score_units(
     };
 
     let graph = if opts.scorers.iter().any(|s| s.family() == Family::Graph) {
-        Some(graph_evidence(engine, response, units, samples, opts)?)
+        Some(graph_evidence(
+            engine,
+            llm,
+            response,
+            units,
+            samples,
+            (!sample_units.is_empty()).then_some(sample_units),
+            opts,
+        )?)
     } else {
         None
+    };
+
+    // Unit-QA (§3.3.3): questions, answers, then whole-answer consistency per question.
+    let qa_scorers: Vec<Scorer> = opts
+        .scorers
+        .iter()
+        .copied()
+        .filter(|s| s.family() == Family::UnitQa)
+        .collect();
+    let unit_qa = if qa_scorers.is_empty() {
+        None
+    } else {
+        Some(unit_qa::score_units(
+            engine,
+            llm,
+            response,
+            units,
+            &qa_scorers,
+            opts,
+        )?)
     };
 
     let mut out = Vec::with_capacity(opts.scorers.len());
     for &scorer in &opts.scorers {
         let values = match (scorer.family(), scorer.consistency()) {
+            (Family::UnitQa, _) => {
+                let i = qa_scorers.iter().position(|s| *s == scorer).unwrap_or(0);
+                expect(&unit_qa)?
+                    .get(i)
+                    .cloned()
+                    .ok_or("internal error: unit-QA scores missing")?
+            }
+            (Family::ShortForm, _) => {
+                return Err(format!(
+                    "scorer {} scores the whole response and has no unit scores: use it with \
+                     response_confidence, or pick a unit scorer",
+                    scorer.name()
+                ))
+            }
             (Family::Verbalized, _) => expect(&verbalized)?.clone(),
             (Family::UnitResponse, _) => unit_response_scores(expect(&response_probs)?, scorer)?,
             (Family::MatchedUnit, Consistency::Cosine) => matched_unit_scores(expect(&cosine)?),
@@ -349,19 +413,27 @@ pub fn score_units(
 }
 
 /// The graph scorers' weighted bipartite graph (paper §3.3.4, as uqlm 0.6.7
-/// `GraphScorer`): claim nodes = `options.claim_union` with any response claim (unit) missing
+/// `GraphScorer`): claim nodes = `options.claim_union` (else the LLM-merged union,
+/// [`merge_claims::claim_union`]) with any response claim (unit) missing
 /// from it appended; response nodes = the original response followed by the m samples (uqlm's
 /// `response_sets = [response] + sampled_responses`; a blank response is left out); edge weight = p_e(premise = response,
 /// hypothesis = claim) when ≥ `graph_threshold`, else no edge. Returns the weights
 /// (`weights[claim][response]`) and, per unit, the index of its claim node.
 fn graph_evidence(
     engine: &Engine,
+    llm: &LlmService,
     response: &str,
     units: &[String],
     samples: &[String],
+    sample_units: Option<&[Vec<String>]>,
     opts: &ScoreOptions,
 ) -> Result<(Vec<Vec<f64>>, Vec<usize>), String> {
-    let mut claims: Vec<String> = opts.require_claim_union()?.to_vec();
+    opts.check_graph()?;
+    let mut claims: Vec<String> = match &opts.claim_union {
+        Some(union) => union.clone(),
+        // No union given: merge the samples' claims into the response's with the merge LLM.
+        None => merge_claims::claim_union(llm, opts, response, samples, Some(units), sample_units)?,
+    };
     for (i, c) in claims.iter().enumerate() {
         check_text(c, &format!("options.claim_union[{i}]"))?;
     }

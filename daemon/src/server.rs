@@ -14,22 +14,29 @@ use serde_json::Value;
 use uq_core::protocol::{ClaimsResult, PingInfo, Reply, Request, MAX_LINE_BYTES};
 
 use crate::engine::Engine;
+use crate::jobs::Jobs;
 use crate::llm::LlmService;
-use crate::{decompose_claims, generate, pipeline, uad};
+use crate::{decompose_claims, generate, grade, merge_claims, pipeline, uad};
 
 /// Shared state of a running daemon.
 pub struct Server {
     engine: Arc<Engine>,
     llm: Arc<LlmService>,
+    jobs: Arc<Jobs>,
     socket: PathBuf,
     stopping: AtomicBool,
 }
 
 impl Server {
+    /// The job registry (databases with unfinished jobs) is `jobs.json` beside the completion
+    /// cache.
     pub fn new(engine: Arc<Engine>, llm: Arc<LlmService>, socket: PathBuf) -> Self {
+        let registry = llm.cache_path().with_file_name("jobs.json");
+        let jobs = Jobs::new(Arc::clone(&engine), Arc::clone(&llm), registry);
         Server {
             engine,
             llm,
+            jobs,
             socket,
             stopping: AtomicBool::new(false),
         }
@@ -39,6 +46,7 @@ impl Server {
     pub fn run(self: Arc<Self>) -> Result<(), String> {
         let listener = bind(&self.socket)?;
         eprintln!("uqd: listening on {}", self.socket.display());
+        self.jobs.resume_registered();
         for stream in listener.incoming() {
             if self.stopping.load(Ordering::SeqCst) {
                 break;
@@ -92,7 +100,7 @@ impl Server {
             Err(e) => {
                 return (
                     Reply::err(format!(
-                        "malformed request ({e}); expected one JSON object per line with an \"op\" of ping, nli, score, generate, claims, uad or shutdown"
+                        "malformed request ({e}); expected one JSON object per line with an \"op\" of ping, nli, score, generate, claims, claim_union, uad or shutdown"
                     )),
                     false,
                 )
@@ -147,6 +155,13 @@ impl Server {
                     .block_on(decompose_claims::decompose(&decomposer, &text))?;
                 to_value(ClaimsResult { claims })
             }
+            Request::ClaimUnion {
+                response,
+                samples,
+                options,
+            } => to_value(ClaimsResult {
+                claims: merge_claims::claim_union_op(&self.llm, &response, &samples, &options)?,
+            }),
             Request::Uad {
                 response,
                 samples,
@@ -158,6 +173,26 @@ impl Server {
                 &samples,
                 &options,
             )?),
+            Request::Grade {
+                unit,
+                reference,
+                options,
+            } => {
+                pipeline::check_text(&unit, "unit")?;
+                pipeline::check_text(&reference, "reference")?;
+                let opts = uq_core::options::parse_options(&options)?;
+                let judge = self.llm.for_role(&opts, uq_core::options::LlmRole::Judge)?;
+                to_value(self.llm.block_on(grade::factscore(&judge, &unit, &reference))?)
+            }
+            Request::Objectivity { claim, options } => {
+                pipeline::check_text(&claim, "claim")?;
+                let opts = uq_core::options::parse_options(&options)?;
+                let judge = self.llm.for_role(&opts, uq_core::options::LlmRole::Judge)?;
+                to_value(self.llm.block_on(grade::objectivity(&judge, &claim))?)
+            }
+            Request::JobStart { db, job_id } => to_value(self.jobs.start(&db, job_id)?),
+            Request::JobStatus { db, job_id } => to_value(self.jobs.status(&db, job_id)?),
+            Request::JobCancel { db, job_id } => to_value(self.jobs.cancel(&db, job_id)?),
             Request::Shutdown => Ok(Value::Null),
         }
     }

@@ -10,6 +10,15 @@ const SAMPLES_EXAMPLE: &str = r#"'["sampled answer 1","sampled answer 2"]'"#;
 /// Example shown in errors about `options_json`.
 const OPTIONS_EXAMPLE: &str = r#"'{"scorers":["entailment"]}'"#;
 
+/// A value for error messages: its storage class, and the value when it is a number.
+pub fn describe(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Integer(n) => format!("INTEGER {n}"),
+        ValueRef::Real(x) => format!("REAL {x}"),
+        other => type_name(other).to_string(),
+    }
+}
+
 /// SQLite storage class name of a value, for error messages.
 fn type_name(v: ValueRef<'_>) -> &'static str {
     match v {

@@ -34,6 +34,19 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
 pub const DEFAULT_LLM_TIMEOUT_MS: u64 = 3_600_000;
 /// Default time allowed for an auto-started daemon to answer (`UQ_START_TIMEOUT_MS`).
 pub const DEFAULT_START_TIMEOUT_MS: u64 = 60_000;
+/// Notes of the last `score` reply of this process (why a score is NULL), for `uq_debug()`.
+static LAST_NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps `notes` as the last score notes (thread-safe; a poisoned lock is recovered).
+pub fn set_last_notes(notes: &[String]) {
+    *LAST_NOTES.lock().unwrap_or_else(|e| e.into_inner()) = notes.to_vec();
+}
+
+/// The notes of the last `score` reply (empty when it had none).
+pub fn last_notes() -> Vec<String> {
+    LAST_NOTES.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// Timeout of the pings used to probe the daemon (`uq_debug`, auto-start polling).
 pub const PING_TIMEOUT: Duration = Duration::from_millis(2_000);
 /// Tries of one request when the connection breaks.
@@ -104,7 +117,9 @@ impl Client {
             samples,
             options: Value::Object(options),
         };
-        decode("score", self.call(&req, llm)?)
+        let result: ScoreResult = decode("score", self.call(&req, llm)?)?;
+        set_last_notes(&result.notes);
+        Ok(result)
     }
 
     /// `generate` op: the original answer to `prompt` and `n` sampled answers.
@@ -133,6 +148,21 @@ impl Client {
             options: Value::Object(options),
         };
         decode("claims", self.call(&req, true)?)
+    }
+
+    /// `claim_union` op: the union of unique claims of `response` and `samples` (merge LLM).
+    pub fn claim_union(
+        &self,
+        response: String,
+        samples: Vec<String>,
+        options: serde_json::Map<String, Value>,
+    ) -> Result<ClaimsResult, String> {
+        let req = Request::ClaimUnion {
+            response,
+            samples,
+            options: Value::Object(options),
+        };
+        decode("claim_union", self.call(&req, true)?)
     }
 
     /// `uad` op: uncertainty-aware decoding of `response` against `samples`.

@@ -140,6 +140,15 @@ fn debug_text() -> String {
         },
     );
     line("uqd log", &client::log_path(&socket).display());
+    let notes = client::last_notes();
+    line(
+        "last score notes",
+        &if notes.is_empty() {
+            "(none)".to_string()
+        } else {
+            notes.join(" | ")
+        },
+    );
     line(
         "timeout ms",
         &client::env_ms("UQ_TIMEOUT_MS", client::DEFAULT_TIMEOUT_MS).as_millis(),

@@ -9,6 +9,7 @@
 mod args;
 mod client;
 mod functions;
+mod jobs;
 mod llm_functions;
 mod llms;
 mod metrics;
@@ -50,6 +51,7 @@ fn register(db: Connection) -> rusqlite::Result<bool> {
     vtab_sentences::register(&db, Arc::clone(&client))?;
     vtab_scorers::register(&db, Arc::clone(&client))?;
     llm_functions::register(&db, &client)?;
+    jobs::register(&db, &client)?;
     vtab_unit_scores::register(&db, client)?;
     // Last: creates temp.uq_llms, which needs its module.
     llms::register(&db)?;

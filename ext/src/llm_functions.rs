@@ -4,7 +4,10 @@
 //! * `claim_confidence(response, samples_json[, options_json])`: `response_confidence` at claim
 //!   granularity (in functions.rs);
 //! * `uad_filter(response, samples_json[, options_json])`: the refined answer (UAD, §3.4);
-//! * `uad_claims(response, samples_json[, options_json])` table: UAD's claims and their fate.
+//! * `uad_claims(response, samples_json[, options_json])` table: UAD's claims and their fate;
+//! * `uq_claim_union(response, samples_json[, options_json])`: the union of unique claims across
+//!   the answer and its samples (LLM claim merging) as a JSON array, to store and pass back as
+//!   option `claim_union` (graph scorers then make no LLM call).
 //!
 //! Every LLM role option may name an LLM registered in `temp.uq_llms` (see llms.rs).
 
@@ -37,8 +40,32 @@ pub fn register(db: &Connection, client: &Arc<Client>) -> rusqlite::Result<()> {
             FunctionFlags::SQLITE_UTF8,
             move |ctx| guard("uad_filter", || uad_filter(&c, ctx)),
         )?;
+        let c = Arc::clone(client);
+        db.create_scalar_function(
+            c"uq_claim_union",
+            n_arg,
+            FunctionFlags::SQLITE_UTF8,
+            move |ctx| guard("uq_claim_union", || claim_union(&c, ctx)),
+        )?;
     }
     Ok(())
+}
+
+/// `uq_claim_union(response, samples_json[, options_json])` → JSON array of the unique claims of
+/// the response and its samples: the response's claims (its decomposition, or option `units`),
+/// then each sample's new claims merged in by the merge LLM (`merge_llm`, else `llm`), in order.
+fn claim_union(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
+    const F: &str = "uq_claim_union";
+    let response =
+        args::required_text(F, "response", ctx.get_raw(0), "the answer text").map_err(sql_err)?;
+    let samples = args::samples(F, ctx.get_raw(1)).map_err(sql_err)?;
+    // SAFETY: a non-owning handle on the connection running this function, used here only.
+    let conn = unsafe { ctx.get_connection() }?;
+    let o = options(F, &conn, (ctx.len() > 2).then(|| ctx.get_raw(2))).map_err(sql_err)?;
+    let r = client
+        .claim_union(response, samples, o.map)
+        .map_err(|e| sql_err(o.used.error(F, e)))?;
+    serde_json::to_string(&r.claims).map_err(|e| sql_err(format!("{F}: {e}")))
 }
 
 /// `options_json` (argument `v`, NULL or absent = defaults), with registered LLM names resolved.
@@ -85,8 +112,9 @@ impl TableFn for Generate {
     const NAME: &'static str = "uq_generate";
     const SCHEMA: &'static CStr = c"CREATE TABLE x(idx INTEGER, response TEXT, temperature REAL, \
         model TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, cached INTEGER, \
+        normalized_probability REAL, logprobs TEXT, \
         prompt HIDDEN, n HIDDEN, options_json HIDDEN)";
-    const N_OUT: usize = 7;
+    const N_OUT: usize = 9;
     const N_ARGS: usize = 3;
     const N_REQUIRED: usize = 2;
     const MISSING_ARGS: &'static str = "pass the arguments, e.g. \
@@ -126,6 +154,11 @@ impl TableFn for Generate {
                     int(r.prompt_tokens),
                     int(r.completion_tokens),
                     Value::Integer(r.cached as i64),
+                    opt_f64(r.normalized_probability),
+                    match &r.logprobs {
+                        Some(lp) => Value::Text(serde_json::to_string(lp).unwrap_or_default()),
+                        None => Value::Null,
+                    },
                 ]
             })
             .collect())

@@ -389,14 +389,15 @@ impl Options {
     }
 
     /// Whether a `score` request with these options makes the daemon call an LLM (claims are
-    /// decomposed by an LLM; verbalized confidence asks a judge): its reply may take long.
+    /// decomposed by an LLM; verbalized confidence asks a judge; unit-QA scorers ask questions
+    /// and answers; graph scorers merge claims): its reply may take long.
     pub fn score_uses_llm(&self) -> bool {
         self.parsed.granularity == Granularity::Claim
             || self
                 .parsed
                 .scorers
                 .iter()
-                .any(|s| s.family() == Family::Verbalized)
+                .any(|s| s.needs_llm() || s.family() == Family::Graph)
     }
 }
 

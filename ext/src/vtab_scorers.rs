@@ -1,5 +1,5 @@
 //! `uq_scorers()`: the scorer catalogue as a table, one row per scorer and granularity it works
-//! at (`scorer`, `family`, `granularity`, `consistency`, `cost`, `paper_name`), from
+//! at (`response` for the short-form scorers) (`scorer`, `family`, `granularity`, `consistency`, `cost`, `paper_name`), from
 //! `uq_core::scorers`. Local: no daemon call.
 
 use std::ffi::CStr;
@@ -38,14 +38,14 @@ impl TableFn for Scorers {
         Ok(uq_core::scorers::ALL
             .iter()
             .flat_map(|&s| {
-                s.granularities().iter().map(move |&g| {
+                s.granularity_names().into_iter().map(move |g| {
                     vec![
                         text(s.name()),
                         text(s.family().as_str()),
-                        text(g.as_str()),
+                        text(g),
                         text(s.consistency().as_str()),
                         text(s.cost_class()),
-                        text(s.paper_name(g)),
+                        text(s.paper_name_at(g)),
                     ]
                 })
             })

@@ -35,7 +35,13 @@ pub fn nli_eta(c: Consistency, p: &NliProbs) -> Option<f64> {
         Consistency::Entailment => Some(entailment(p)),
         Consistency::Noncontradiction => Some(noncontradiction(p)),
         Consistency::ContrastedEntailment => Some(contrasted_entailment(p)),
-        Consistency::Cosine | Consistency::BertScore | Consistency::Verbalized => None,
+        Consistency::Cosine
+        | Consistency::BertScore
+        | Consistency::Verbalized
+        | Consistency::ExactMatch
+        | Consistency::SemanticNegentropy
+        | Consistency::MeanNoncontradiction
+        | Consistency::NormalizedProbability => None,
     }
 }
 

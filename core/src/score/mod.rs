@@ -1,8 +1,10 @@
 //! Stage 2 of the pipeline: unit-level confidence scoring c_g (paper §3.1, §3.3).
 //!
 //! [`consistency`] holds the η functions of §3.2; [`unit_response`] and [`matched_unit`]
-//! the two scorer families of §3.3.1 and §3.3.2.
+//! the two scorer families of §3.3.1 and §3.3.2; [`graph`] §3.3.4; [`black_box`] the whole-answer
+//! comparisons of the unit-QA scorers (§3.3.3) and the short-form baselines.
 
+pub mod black_box;
 pub mod consistency;
 pub mod graph;
 pub mod matched_unit;

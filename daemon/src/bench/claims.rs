@@ -114,7 +114,7 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
         .filter(|s| match s.family() {
             Family::UnitResponse => s.needs_nli(),
             Family::MatchedUnit => args.sample_units.is_some(),
-            Family::Verbalized => false,
+            Family::Verbalized | Family::UnitQa | Family::ShortForm => false,
             Family::Graph => true,
         })
         .collect();

@@ -6,7 +6,9 @@
 mod claims;
 mod common;
 mod selfcheck;
+mod table;
 
 pub use claims::{claims, ClaimsArgs, SampleUnits};
 pub use common::peak_rss_mb;
 pub use selfcheck::{selfcheck, SelfcheckArgs};
+pub use table::{table, TableArgs};

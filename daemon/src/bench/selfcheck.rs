@@ -50,7 +50,7 @@ pub fn selfcheck(engine: &Engine, llm: &LlmService, args: &SelfcheckArgs) -> Res
     let model_scorers: Vec<Scorer> = ALL_SCORERS
         .iter()
         .copied()
-        .filter(|s| !s.needs_llm() && s.family() != Family::Graph)
+        .filter(|s| !s.needs_llm() && s.family() != Family::Graph && !s.is_response_level())
         .collect();
     // The pipeline splits the samples into sentences for the matched-unit scorers.
     let jobs: Vec<Job> = passages

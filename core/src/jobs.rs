@@ -1,0 +1,374 @@
+//! Batch jobs over a table (`uq_score_table(table, options_json)`, `uqd score DB TABLE`): the
+//! job options, the column mapping, and safe SQL for reading the source table.
+//!
+//! A job's options are the scoring options of `uq_unit_scores` plus the job keys below; the job
+//! keys are taken out and the rest is validated as scoring options.
+//!
+//! | key | meaning | default |
+//! |---|---|---|
+//! | `id_column` | the row's stable id (stored as text in `uq_answer.source_key`) | `rowid` |
+//! | `prompt_column` | the question (needed to generate, grade context, verbalized confidence) | `prompt`, else `question`, if present |
+//! | `answer_column` | the original answer | `answer`, else `response` |
+//! | `samples_column` | JSON array of sampled answers | `samples`, if present |
+//! | `reference_column` | reference text for FactScore grading (`grade`) | — |
+//! | `generate` | n: generate n samples (and the answer when NULL) from the prompt where missing; 0 = never | 0 |
+//! | `grade` | label every unit with FactScore grading against `reference_column` | false |
+//! | `objectivity` | label every unit objective/subjective | false |
+//! | `uad` | run uncertainty-aware decoding per answer (claims) | false |
+//! | `chunk_size` | rows per committed transaction | 8 |
+//! | `concurrency` | rows scored at once | 4 |
+//! | `prices` | `{"prompt": usd, "completion": usd}` per million tokens, for `cost_usd` | — |
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::options::{parse_options, ScoreOptions};
+
+/// The job keys (everything else is a scoring option).
+pub const JOB_KEYS: &[&str] = &[
+    "id_column",
+    "prompt_column",
+    "answer_column",
+    "samples_column",
+    "reference_column",
+    "generate",
+    "grade",
+    "objectivity",
+    "uad",
+    "chunk_size",
+    "concurrency",
+    "prices",
+];
+
+/// Largest `generate`, `chunk_size` and `concurrency` accepted.
+pub const MAX_GENERATE: u64 = 100;
+pub const MAX_CHUNK: u64 = 10_000;
+pub const MAX_CONCURRENCY: u64 = 64;
+
+/// Source columns of a job (`None`: not used). `id = None` means the table's rowid.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Columns {
+    pub id: Option<String>,
+    pub prompt: Option<String>,
+    pub answer: String,
+    pub samples: Option<String>,
+    pub reference: Option<String>,
+}
+
+/// Prices in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Prices {
+    pub prompt: f64,
+    pub completion: f64,
+}
+
+impl Prices {
+    pub fn cost(&self, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        (prompt_tokens as f64 * self.prompt + completion_tokens as f64 * self.completion) / 1e6
+    }
+}
+
+/// A validated job.
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub columns: Columns,
+    pub generate: usize,
+    pub grade: bool,
+    pub objectivity: bool,
+    pub uad: bool,
+    pub chunk_size: usize,
+    pub concurrency: usize,
+    pub prices: Option<Prices>,
+    /// The scoring options (job keys removed), as given.
+    pub scoring: Value,
+    /// The same, parsed.
+    pub parsed: ScoreOptions,
+}
+
+/// Parses and checks a job's options against the source table's columns (`table_columns`, in
+/// table order). `func` prefixes errors (`uq_score_table`, `uqd score`).
+pub fn parse_job(
+    func: &str,
+    options: &Map<String, Value>,
+    table: &str,
+    table_columns: &[String],
+) -> Result<JobSpec, String> {
+    let err = |m: String| format!("{func}: {m}");
+    let mut scoring = Map::new();
+    for (k, v) in options {
+        if !JOB_KEYS.contains(&k.as_str()) {
+            scoring.insert(k.clone(), v.clone());
+        }
+    }
+    let scoring = Value::Object(scoring);
+    let parsed = parse_options(&scoring).map_err(|e| {
+        err(format!(
+            "{e} (job options are the scoring options plus {})",
+            JOB_KEYS.join(", ")
+        ))
+    })?;
+
+    let listed = || {
+        table_columns
+            .iter()
+            .map(|c| format!("{c:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let find = |name: &str| table_columns.iter().find(|c| c.eq_ignore_ascii_case(name));
+    let column = |key: &str, defaults: &[&str]| -> Result<Option<String>, String> {
+        match options.get(key) {
+            None | Some(Value::Null) => Ok(defaults.iter().find_map(|d| find(d)).cloned()),
+            Some(Value::String(name)) => match find(name) {
+                Some(c) => Ok(Some(c.clone())),
+                None => Err(err(format!(
+                    "option {key}: table {table:?} has no column {name:?}; its columns are {}",
+                    listed()
+                ))),
+            },
+            Some(other) => Err(err(format!(
+                "option {key} must be a column name (a string), got {other}"
+            ))),
+        }
+    };
+    let id = match options.get("id_column") {
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("rowid") && find("rowid").is_none() => {
+            None
+        }
+        _ => column("id_column", &[])?,
+    };
+    let prompt = column("prompt_column", &["prompt", "question"])?;
+    let answer = column("answer_column", &["answer", "response"])?.ok_or_else(|| {
+        err(format!(
+            "table {table:?} has no column \"answer\" or \"response\": name the answers' column with option answer_column (its columns are {})",
+            listed()
+        ))
+    })?;
+    let samples = column("samples_column", &["samples"])?;
+    let reference = column("reference_column", &[])?;
+
+    let flag = |key: &str| -> Result<bool, String> {
+        match options.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(err(format!(
+                "option {key} must be true or false, got {other}"
+            ))),
+        }
+    };
+    let count = |key: &str, default: u64, min: u64, max: u64| -> Result<usize, String> {
+        match options.get(key) {
+            None | Some(Value::Null) => Ok(default as usize),
+            Some(v) => match v.as_u64() {
+                Some(n) if (min..=max).contains(&n) => Ok(n as usize),
+                _ => Err(err(format!(
+                    "option {key} must be an integer from {min} to {max}, got {v}"
+                ))),
+            },
+        }
+    };
+    let generate = count("generate", 0, 0, MAX_GENERATE)?;
+    let grade = flag("grade")?;
+    let objectivity = flag("objectivity")?;
+    let uad = flag("uad")?;
+    let chunk_size = count("chunk_size", 8, 1, MAX_CHUNK)?;
+    let concurrency = count("concurrency", 4, 1, MAX_CONCURRENCY)?;
+    let prices = match options.get("prices") {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            let p: Prices = serde_json::from_value(v.clone()).map_err(|_| {
+                err(format!(
+                    "option prices must be {{\"prompt\": usd_per_million_tokens, \"completion\": usd_per_million_tokens}}, got {v}"
+                ))
+            })?;
+            if !(p.prompt >= 0.0 && p.completion >= 0.0 && p.prompt.is_finite() && p.completion.is_finite()) {
+                return Err(err("option prices: prices must be finite and ≥ 0".into()));
+            }
+            Some(p)
+        }
+    };
+
+    if grade && reference.is_none() {
+        return Err(err(
+            "option grade needs the reference text: name its column with option reference_column"
+                .into(),
+        ));
+    }
+    if samples.is_none() && generate == 0 && parsed.needs_samples() {
+        return Err(err(format!(
+            "table {table:?} has no samples column: name it with option samples_column, or set option generate to the number of samples to generate"
+        )));
+    }
+    if generate > 0 && prompt.is_none() {
+        return Err(err(format!(
+            "option generate needs the prompts: table {table:?} has no column \"prompt\" or \"question\"; name it with option prompt_column"
+        )));
+    }
+    Ok(JobSpec {
+        columns: Columns {
+            id,
+            prompt,
+            answer,
+            samples,
+            reference,
+        },
+        generate,
+        grade,
+        objectivity,
+        uad,
+        chunk_size,
+        concurrency,
+        prices,
+        scoring,
+        parsed,
+    })
+}
+
+/// `name` as an SQL identifier: in double quotes, inner quotes doubled. Only ever applied to
+/// names checked against the schema first.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The SELECT reading a job's source rows as (key, prompt, answer, samples, reference), keyed and
+/// ordered by the id column (or rowid). Rows already answered in run `?1` or failed in job `?2`
+/// are skipped, so a resumed job picks up where it stopped.
+pub fn pending_rows_sql(table: &str, c: &Columns) -> String {
+    let id = c.id.as_deref().map_or("rowid".to_string(), quote_ident);
+    let col = |x: &Option<String>| x.as_deref().map_or("NULL".to_string(), quote_ident);
+    format!(
+        "SELECT CAST({id} AS TEXT) AS k, {p}, {a}, {s}, {r} FROM main.{t} AS src \
+         WHERE {id} IS NOT NULL \
+           AND NOT EXISTS (SELECT 1 FROM uq_answer x WHERE x.run_id = ?1 AND x.source_key = CAST(src.{id} AS TEXT)) \
+           AND NOT EXISTS (SELECT 1 FROM uq_job_error e WHERE e.job_id = ?2 AND e.source_key = CAST(src.{id} AS TEXT)) \
+         ORDER BY {id}",
+        p = col(&c.prompt),
+        a = quote_ident(&c.answer),
+        s = col(&c.samples),
+        r = col(&c.reference),
+        t = quote_ident(table),
+    )
+}
+
+/// The SELECT counting a job's source rows.
+pub fn count_rows_sql(table: &str, c: &Columns) -> String {
+    let id = c.id.as_deref().map_or("rowid".to_string(), quote_ident);
+    format!(
+        "SELECT count(*) FROM main.{} WHERE {id} IS NOT NULL",
+        quote_ident(table)
+    )
+}
+
+/// Reads the table name argument: a non-empty name, optionally `main.`-qualified.
+pub fn table_name(func: &str, name: &str) -> Result<String, String> {
+    let t = name.strip_prefix("main.").unwrap_or(name);
+    if t.trim().is_empty() {
+        return Err(format!(
+            "{func}: table is empty: pass the name of the table of answers, e.g. 'answers'"
+        ));
+    }
+    Ok(t.to_string())
+}
+
+/// Job status values (`uq_job.status`).
+pub const QUEUED: &str = "queued";
+pub const RUNNING: &str = "running";
+pub const DONE: &str = "done";
+pub const FAILED: &str = "failed";
+pub const CANCELLED: &str = "cancelled";
+
+/// True for a status that no longer changes.
+pub fn is_final(status: &str) -> bool {
+    matches!(status, DONE | FAILED | CANCELLED)
+}
+
+/// The SQL creating a job row (parameters: source table, columns JSON, options JSON, total).
+pub const INSERT_JOB: &str = "INSERT INTO uq_job(source_table, columns_json, options_json, total) VALUES (?1, ?2, ?3, ?4)";
+
+/// The table's columns: `SELECT name FROM pragma_table_info(?1, 'main')` (bound, never spliced).
+pub const TABLE_COLUMNS: &str = "SELECT name FROM pragma_table_info(?1, 'main')";
+
+/// Whether `?1` is a table or view of the main database.
+pub const TABLE_KIND: &str = "SELECT type FROM main.sqlite_master WHERE type IN ('table', 'view') AND name = ?1 COLLATE NOCASE";
+
+/// The error for a table not in the main database (`temp_exists`: a TEMP table of that name exists).
+pub fn no_such_table(func: &str, table: &str, temp_exists: bool, tables: &[String]) -> String {
+    if temp_exists {
+        return format!(
+            "{func}: {table:?} is a TEMP table, which only this connection can see: the daemon writes results from its own connection, so copy it into a regular table (CREATE TABLE t AS SELECT * FROM temp.{})",
+            quote_ident(table)
+        );
+    }
+    format!(
+        "{func}: no table or view named {table:?} in the main database; its tables are {}",
+        if tables.is_empty() {
+            "none".to_string()
+        } else {
+            tables.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ")
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cols(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn parse(v: Value, names: &[&str]) -> Result<JobSpec, String> {
+        parse_job("f", v.as_object().unwrap(), "t", &cols(names))
+    }
+
+    #[test]
+    fn default_columns_are_found_by_name() {
+        let j = parse(json!({"scorers": ["luq"]}), &["id", "Question", "response", "samples"]).unwrap();
+        assert_eq!(j.columns.id, None);
+        assert_eq!(j.columns.prompt.as_deref(), Some("Question"));
+        assert_eq!(j.columns.answer, "response");
+        assert_eq!(j.columns.samples.as_deref(), Some("samples"));
+        assert_eq!((j.chunk_size, j.concurrency, j.generate), (8, 4, 0));
+        assert_eq!(j.scoring, json!({"scorers": ["luq"]}));
+    }
+
+    #[test]
+    fn bad_options_name_the_option_and_the_fix() {
+        let e = parse(json!({"answer_column": "nope"}), &["answer", "samples"]).unwrap_err();
+        assert!(e.contains("answer_column") && e.contains("\"answer\", \"samples\""), "{e}");
+        let e = parse(json!({}), &["text", "samples"]).unwrap_err();
+        assert!(e.contains("answer_column"), "{e}");
+        let e = parse(json!({}), &["answer"]).unwrap_err();
+        assert!(e.contains("samples_column") && e.contains("generate"), "{e}");
+        let e = parse(json!({"generate": 3}), &["answer"]).unwrap_err();
+        assert!(e.contains("prompt_column"), "{e}");
+        let e = parse(json!({"grade": true}), &["answer", "samples"]).unwrap_err();
+        assert!(e.contains("reference_column"), "{e}");
+        let e = parse(json!({"chunk_size": 0}), &["answer", "samples"]).unwrap_err();
+        assert!(e.contains("chunk_size"), "{e}");
+        let e = parse(json!({"scorer": ["luq"]}), &["answer", "samples"]).unwrap_err();
+        assert!(e.contains("scorer"), "{e}");
+        let e = parse(json!({"prices": {"prompt": -1, "completion": 1}}), &["answer", "samples"]).unwrap_err();
+        assert!(e.contains("prices"), "{e}");
+    }
+
+    #[test]
+    fn identifiers_are_quoted_not_spliced() {
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+        let c = Columns {
+            id: Some("x\"; DROP TABLE t; --".into()),
+            answer: "a".into(),
+            ..Columns::default()
+        };
+        let sql = pending_rows_sql("t\"", &c);
+        assert!(sql.contains("\"x\"\"; DROP TABLE t; --\""), "{sql}");
+        assert!(sql.contains("main.\"t\"\"\""), "{sql}");
+    }
+
+    #[test]
+    fn prices_cost() {
+        let p = Prices { prompt: 0.15, completion: 0.6 };
+        assert!((p.cost(1_000_000, 500_000) - 0.45).abs() < 1e-12);
+    }
+}

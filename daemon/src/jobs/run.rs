@@ -1,0 +1,370 @@
+//! One job's run over its source table: read the rows not yet done, score them a chunk at a
+//! time (rows of a chunk concurrently), and commit each chunk's results in one transaction
+//! (write.rs). Resuming is the same run: rows already answered in the job's run, or recorded as
+//! failed, are skipped by the source query, and `uq_answer`'s UNIQUE(run_id, source_key) makes a
+//! second write of a row a no-op, so a killed job loses at most the chunk in flight and never
+//! writes a row twice.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{Map, Value};
+use uq_core::jobs::{self, parse_job, JobSpec};
+use uq_core::options::{parse_samples, LlmRole};
+use uq_core::protocol::{GeneratedResponse, ScoreResult, UadResult};
+use uq_llm::Usage;
+
+use super::write;
+use crate::engine::Engine;
+use crate::grade::{self, Graded};
+use crate::llm::{metered, LlmService, UsageMeter};
+use crate::{generate, pipeline, store, uad};
+
+/// How long a job waits for its row to become visible (the statement that created it commits
+/// when it ends).
+pub const ROW_WAIT: Duration = Duration::from_secs(30);
+
+/// A job row as stored.
+#[derive(Debug, Clone)]
+pub struct JobRow {
+    pub job_id: i64,
+    pub run_id: Option<i64>,
+    pub source_table: String,
+    pub options_json: String,
+    pub status: String,
+}
+
+/// Progress after each committed chunk.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Progress {
+    pub done: i64,
+    pub total: i64,
+    pub errors: i64,
+    /// Rows committed by this run (not counting earlier runs of a resumed job).
+    pub rows_this_run: usize,
+}
+
+/// One source row.
+#[derive(Debug, Clone)]
+pub struct SourceRow {
+    pub key: String,
+    pub prompt: Option<String>,
+    pub answer: Option<String>,
+    pub samples: Option<String>,
+    pub reference: Option<String>,
+}
+
+/// What scoring one row produced.
+#[derive(Debug, Clone)]
+pub struct RowOut {
+    pub answer: String,
+    /// The generated original answer, when the row had none.
+    pub generated_answer: Option<GeneratedResponse>,
+    pub samples: Vec<String>,
+    /// Per sample, its generation record when uqlite generated the samples.
+    pub generated_samples: Option<Vec<GeneratedResponse>>,
+    pub score: ScoreResult,
+    pub uad: Option<UadResult>,
+    /// (unit index, kind, grade).
+    pub labels: Vec<(usize, &'static str, Graded)>,
+}
+
+pub fn load_job(conn: &Connection, job_id: i64) -> Result<Option<JobRow>, String> {
+    conn.query_row(
+        "SELECT job_id, run_id, source_table, options_json, status FROM uq_job WHERE job_id = ?1",
+        [job_id],
+        |r| {
+            Ok(JobRow {
+                job_id: r.get(0)?,
+                run_id: r.get(1)?,
+                source_table: r.get(2)?,
+                options_json: r.get(3)?,
+                status: r.get(4)?,
+            })
+        },
+    )
+    .optional()
+    .map_err(|e| format!("cannot read job {job_id}: {e}"))
+}
+
+/// The source table's columns (bound name, never spliced).
+pub fn table_columns(conn: &Connection, table: &str) -> Result<Vec<String>, String> {
+    let mut st = conn
+        .prepare(jobs::TABLE_COLUMNS)
+        .map_err(|e| e.to_string())?;
+    let cols = st
+        .query_map([table], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("cannot read the columns of {table:?}: {e}"))?;
+    Ok(cols)
+}
+
+/// The job's spec, from its stored options and the table's columns now.
+pub fn job_spec(conn: &Connection, job: &JobRow) -> Result<JobSpec, String> {
+    let func = format!("job {}", job.job_id);
+    let options: Map<String, Value> = serde_json::from_str(&job.options_json)
+        .map_err(|e| format!("{func}: stored options are not a JSON object: {e}"))?;
+    let cols = table_columns(conn, &job.source_table)?;
+    if cols.is_empty() {
+        return Err(format!(
+            "{func}: table {:?} is gone from the database",
+            job.source_table
+        ));
+    }
+    parse_job(&func, &options, &job.source_table, &cols)
+}
+
+/// Runs (or resumes) job `job_id` of `db` to its end, a cancel, or an error. `cancel` is checked
+/// between chunks, as is the job's stored status (`uq_cancel` sets it to 'cancelled').
+/// `on_progress` is called after each committed chunk. Returns the final status.
+pub fn run_job(
+    engine: &Engine,
+    llm: &LlmService,
+    db: &Path,
+    job_id: i64,
+    cancel: &AtomicBool,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<String, String> {
+    let mut conn = store::open(db)?;
+    store::ensure_wal(&conn)?;
+    store::migrate(&mut conn)?;
+    let deadline = Instant::now() + ROW_WAIT;
+    let job = loop {
+        match load_job(&conn, job_id)? {
+            Some(j) => break j,
+            None if Instant::now() < deadline && !cancel.load(Ordering::SeqCst) => {
+                std::thread::sleep(Duration::from_millis(100))
+            }
+            None => {
+                return Err(format!(
+                    "no job {job_id} in {} (a job is visible once the statement that created it has ended and its transaction is committed)",
+                    db.display()
+                ))
+            }
+        }
+    };
+    if jobs::is_final(&job.status) {
+        return Ok(job.status);
+    }
+    let spec = match job_spec(&conn, &job) {
+        Ok(s) => s,
+        Err(e) => {
+            write::finish(&conn, job_id, jobs::FAILED, Some(&e))?;
+            return Err(e);
+        }
+    };
+    let run_id = match job.run_id {
+        Some(r) => r,
+        None => write::create_run(&mut conn, job_id, &spec, engine, llm)?,
+    };
+    let total: i64 = conn
+        .query_row(&jobs::count_rows_sql(&job.source_table, &spec.columns), [], |r| {
+            r.get(0)
+        })
+        .map_err(|e| format!("cannot count the rows of {:?}: {e}", job.source_table))?;
+    write::start(&conn, job_id, total)?;
+    let pending = pending_rows(&conn, &job.source_table, &spec, run_id, job_id)?;
+
+    let mut progress = write::progress(&conn, job_id)?;
+    on_progress(&progress);
+    for chunk in pending.chunks(spec.chunk_size) {
+        if cancel.load(Ordering::SeqCst) || write::status(&conn, job_id)? == jobs::CANCELLED {
+            write::finish(&conn, job_id, jobs::CANCELLED, Some("cancelled"))?;
+            return Ok(jobs::CANCELLED.into());
+        }
+        let meter = Arc::new(UsageMeter::default());
+        let results = score_chunk(engine, llm, &spec, chunk, &meter);
+        let usage: Usage = meter.get();
+        write::commit_chunk(&mut conn, run_id, &job, &spec, chunk, &results, &usage)?;
+        let rows_this_run = progress.rows_this_run + chunk.len();
+        progress = write::progress(&conn, job_id)?;
+        progress.rows_this_run = rows_this_run;
+        on_progress(&progress);
+    }
+    if write::status(&conn, job_id)? == jobs::CANCELLED {
+        return Ok(jobs::CANCELLED.into());
+    }
+    let message = (progress.errors > 0).then(|| {
+        format!(
+            "{} of {} rows failed: see SELECT * FROM uq_job_error WHERE job_id = {job_id}",
+            progress.errors, progress.total
+        )
+    });
+    write::finish(&conn, job_id, jobs::DONE, message.as_deref())?;
+    Ok(jobs::DONE.into())
+}
+
+fn pending_rows(
+    conn: &Connection,
+    table: &str,
+    spec: &JobSpec,
+    run_id: i64,
+    job_id: i64,
+) -> Result<Vec<SourceRow>, String> {
+    let sql = jobs::pending_rows_sql(table, &spec.columns);
+    let mut st = conn
+        .prepare(&sql)
+        .map_err(|e| format!("cannot read table {table:?}: {e}"))?;
+    let text = |r: &rusqlite::Row, i: usize| -> rusqlite::Result<Option<String>> {
+        use rusqlite::types::ValueRef;
+        Ok(match r.get_ref(i)? {
+            ValueRef::Null => None,
+            ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+            ValueRef::Integer(n) => Some(n.to_string()),
+            ValueRef::Real(x) => Some(x.to_string()),
+            ValueRef::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        })
+    };
+    let rows = st
+        .query_map(params![run_id, job_id], |r| {
+            Ok(SourceRow {
+                key: text(r, 0)?.unwrap_or_default(),
+                prompt: text(r, 1)?,
+                answer: text(r, 2)?,
+                samples: text(r, 3)?,
+                reference: text(r, 4)?,
+            })
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("cannot read table {table:?}: {e}"))?;
+    Ok(rows)
+}
+
+/// Scores the rows of a chunk, `spec.concurrency` at a time (the engine batches NLI work across
+/// them). Results are in row order.
+fn score_chunk(
+    engine: &Engine,
+    llm: &LlmService,
+    spec: &JobSpec,
+    rows: &[SourceRow],
+    meter: &Arc<UsageMeter>,
+) -> Vec<Result<RowOut, String>> {
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<Result<RowOut, String>>>> = Mutex::new(vec![None; rows.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..spec.concurrency.min(rows.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(row) = rows.get(i) else { break };
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    metered(meter, || score_row(engine, llm, spec, row))
+                }))
+                .unwrap_or_else(|_| Err("internal error (panic) while scoring this row; please report it".into()));
+                out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    out.into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("internal error: row not scored".into())))
+        .collect()
+}
+
+/// Scores one source row: generates what is missing, scores, and runs UAD and grading when asked.
+pub fn score_row(
+    engine: &Engine,
+    llm: &LlmService,
+    spec: &JobSpec,
+    row: &SourceRow,
+) -> Result<RowOut, String> {
+    let col = |c: &Option<String>| c.as_deref().unwrap_or("?").to_string();
+    let mut options = spec.scoring.clone();
+    if let (Some(p), Some(map)) = (&row.prompt, options.as_object_mut()) {
+        if !map.contains_key("prompt") && !p.trim().is_empty() {
+            map.insert("prompt".into(), Value::String(p.clone()));
+        }
+    }
+    let mut samples = match &row.samples {
+        None => None,
+        Some(s) => {
+            let v: Value = serde_json::from_str(s).map_err(|e| {
+                format!(
+                    "column {:?} is not JSON ({e}): store samples as a JSON array of strings, e.g. json_array('a', 'b')",
+                    col(&spec.columns.samples)
+                )
+            })?;
+            Some(parse_samples(&v).map_err(|e| {
+                format!("column {:?}: {e}", col(&spec.columns.samples))
+            })?)
+        }
+    };
+    let answer_missing = row.answer.as_deref().is_none_or(|a| a.trim().is_empty());
+    let samples_missing = samples.is_none() && spec.parsed.needs_samples();
+    let mut generated_answer = None;
+    let mut generated_samples = None;
+    if answer_missing || samples_missing {
+        let what = if answer_missing { "the answer" } else { "the samples" };
+        if spec.generate == 0 {
+            return Err(format!(
+                "{what} column is NULL for this row: fill it, or set job option generate to the number of samples to generate from the prompt"
+            ));
+        }
+        let prompt = row
+            .prompt
+            .as_deref()
+            .filter(|p| !p.trim().is_empty())
+            .ok_or_else(|| format!("{what} must be generated but the prompt is NULL or empty"))?;
+        let g = generate::generate(llm, prompt, spec.generate, &options)?;
+        let mut responses = g.responses.into_iter();
+        let original = responses.next();
+        if answer_missing {
+            generated_answer = original;
+        }
+        if samples_missing {
+            let gen: Vec<GeneratedResponse> = responses.collect();
+            samples = Some(gen.iter().map(|r| r.text.clone()).collect());
+            generated_samples = Some(gen);
+        }
+    }
+    let answer = match &generated_answer {
+        Some(g) => g.text.clone(),
+        None => row.answer.clone().unwrap_or_default(),
+    };
+    let samples = samples.unwrap_or_default();
+    let score = pipeline::score(engine, llm, &answer, &samples, &options)?;
+
+    let uad = if spec.uad && !score.units.is_empty() {
+        let mut o = options.clone();
+        if let Some(map) = o.as_object_mut() {
+            if spec.parsed.granularity == uq_core::scorers::Granularity::Claim {
+                map.insert("units".into(), serde_json::json!(score.units));
+            }
+        }
+        Some(uad::uad(engine, llm, &answer, &samples, &o)?)
+    } else {
+        None
+    };
+
+    let mut labels = Vec::new();
+    if (spec.grade || spec.objectivity) && !score.units.is_empty() {
+        let judge = llm.for_role(&spec.parsed, LlmRole::Judge)?;
+        if spec.grade {
+            let reference = row.reference.as_deref().unwrap_or("");
+            if reference.trim().is_empty() {
+                return Err(format!(
+                    "the reference column {:?} is NULL or empty for this row: grading needs the reference text",
+                    col(&spec.columns.reference)
+                ));
+            }
+            let graded = llm.block_on(grade::factscore_many(&judge, &score.units, reference))?;
+            labels.extend(graded.into_iter().enumerate().map(|(i, g)| (i, "factual", g)));
+        }
+        if spec.objectivity {
+            let graded = llm.block_on(grade::objectivity_many(&judge, &score.units))?;
+            labels.extend(graded.into_iter().enumerate().map(|(i, g)| (i, "objective", g)));
+        }
+    }
+    Ok(RowOut {
+        answer,
+        generated_answer,
+        samples,
+        generated_samples,
+        score,
+        uad,
+        labels,
+    })
+}

@@ -1,0 +1,744 @@
+//! `uqd report DB [--out DIR]`: an HTML report (index.html + SVG figures) of the scores stored
+//! in the uqlite schema (sql/migrations) of DB, evaluated as the paper does:
+//!
+//! * unit level, per run, granularity and scorer: AUROC, AUPRC with factual units as the
+//!   positive class and AUPRC with non-factual units as the positive class (score negated,
+//!   label flipped, as SelfCheckGPT's NonFact AUC-PR), Brier, ECE (10 bins), the best-F1
+//!   threshold (`uq_core::metrics`); labels are `uq_label` kind 'factual' (1 = factual, the
+//!   latest grader as the view `uq_scored_units`). When any unit of a run and granularity has
+//!   an 'objective' label, only units labelled objective (1) are evaluated, as the paper;
+//! * response level: Pearson and Spearman between each scorer's response score (per
+//!   aggregation) and the answer's grade (view `uq_scored_answers`: mean factual label);
+//! * reliability diagrams (10 equal bins as the ECE);
+//! * UAD accuracy vs percentile threshold: q = 10..90, per answer keep the units whose score is
+//!   strictly above the q-th percentile of that answer's unit scores (`uq_core::aggregate`'s
+//!   `percentile` and `uad_retained`, as the daemon's `uad` op), accuracy = factual share of the
+//!   kept evaluated units pooled over answers; q = 0 is the unfiltered baseline (the paper's
+//!   figure and `uqd bench claims --uad`);
+//! * AUROC vs the number of samples m over runs of the same answers (same source_table and
+//!   source_key set, same granularity) with different `uq_run.num_samples` (NULL: the number of
+//!   `uq_sample` rows of the run's answers).
+//!
+//! The database is opened read-only. Every text from it is escaped; figure file names are
+//! made of numbers only.
+
+mod figures;
+mod html;
+pub mod svg;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+use uq_core::aggregate::{percentile, uad_retained};
+use uq_core::metrics::{auroc, average_precision, best_f1_threshold, brier, ece, pearson, spearman};
+
+/// Equal-width bins of the ECE and of the reliability diagrams.
+pub const CALIBRATION_BINS: usize = 10;
+/// UAD percentile thresholds (0 = nothing filtered).
+pub const UAD_PERCENTILES: [u32; 10] = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90];
+
+const NO_SCHEMA: &str =
+    "score a table first with uq_score_table() in SQL (extension uq0) or `uqd score`";
+
+/// What `report` wrote.
+#[derive(Debug)]
+pub struct Written {
+    pub index: PathBuf,
+    pub figures: Vec<PathBuf>,
+    pub notes: Vec<String>,
+}
+
+/// `<DB stem>-report/` beside DB.
+pub fn default_out_dir(db: &Path) -> PathBuf {
+    let stem = db
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "uqlite".into());
+    db.with_file_name(format!("{stem}-report"))
+}
+
+/// One scoring run (`uq_run`) with the m it compared.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub id: i64,
+    pub created_at: String,
+    pub granularity: String,
+    pub scorers: Vec<String>,
+    pub aggregation: String,
+    pub num_samples: Option<i64>,
+    /// `num_samples`, else the most `uq_sample` rows of one of its answers.
+    pub m: Option<i64>,
+    pub nli_model: Option<String>,
+    pub embed_model: Option<String>,
+    pub llm_model: Option<String>,
+    pub device: Option<String>,
+    pub n_answers: i64,
+}
+
+/// One row of `uq_scored_units`.
+#[derive(Debug, Clone)]
+pub struct UnitRow {
+    pub run_id: i64,
+    pub answer_id: i64,
+    pub source_table: Option<String>,
+    pub source_key: String,
+    pub prompt: Option<String>,
+    pub unit_id: i64,
+    pub granularity: String,
+    pub position: i64,
+    pub unit: String,
+    pub scorer: String,
+    pub score: Option<f64>,
+    pub label: Option<bool>,
+    pub objective: Option<bool>,
+}
+
+/// One row of `uq_scored_answers`.
+#[derive(Debug, Clone)]
+pub struct AnswerRow {
+    pub run_id: i64,
+    pub answer_id: i64,
+    pub scorer: String,
+    pub aggregation: String,
+    pub score: Option<f64>,
+    pub grade: Option<f64>,
+}
+
+/// Everything the report reads.
+#[derive(Debug, Default)]
+pub struct Data {
+    pub schema_version: i64,
+    pub runs: Vec<Run>,
+    pub units: Vec<UnitRow>,
+    pub answers: Vec<AnswerRow>,
+}
+
+/// (run, granularity): the units of one run at one granularity.
+pub type GroupKey = (i64, String);
+
+/// Unit-level metrics of one scorer in one (run, granularity).
+#[derive(Debug, Clone)]
+pub struct UnitMetrics {
+    pub run_id: i64,
+    pub granularity: String,
+    pub scorer: String,
+    pub n_units: usize,
+    pub n_labelled: usize,
+    /// Scored, labelled, and objective when the group has objective labels.
+    pub n_evaluated: usize,
+    pub objective_only: bool,
+    pub factual_rate: Option<f64>,
+    pub auroc: Option<f64>,
+    pub auprc_factual: Option<f64>,
+    pub auprc_nonfactual: Option<f64>,
+    pub brier: Option<f64>,
+    pub ece: Option<f64>,
+    pub best_f1: Option<(f64, f64)>,
+    /// Some score lies outside [0, 1]: Brier and ECE are not shown.
+    pub out_of_range: bool,
+    /// The evaluated (score, factual) pairs, for the reliability diagram.
+    pub pairs: Vec<(f64, bool)>,
+}
+
+/// Response-level correlations of one scorer and aggregation in one run.
+#[derive(Debug, Clone)]
+pub struct ResponseMetrics {
+    pub run_id: i64,
+    pub scorer: String,
+    pub aggregation: String,
+    pub n_answers: usize,
+    pub n_graded: usize,
+    pub pearson: Option<f64>,
+    pub spearman: Option<f64>,
+}
+
+/// UAD accuracy per percentile for one scorer (index i ↔ `UAD_PERCENTILES[i]`).
+#[derive(Debug, Clone)]
+pub struct UadCurve {
+    pub scorer: String,
+    pub accuracy: Vec<Option<f64>>,
+    pub kept: Vec<usize>,
+}
+
+/// UAD curves of one (run, granularity) with its baseline accuracy.
+#[derive(Debug, Clone)]
+pub struct UadGroup {
+    pub key: GroupKey,
+    pub objective_only: bool,
+    pub baseline: Option<f64>,
+    pub n_labelled: usize,
+    pub curves: Vec<UadCurve>,
+}
+
+/// Runs over one set of answers at one granularity, for the AUROC-vs-m figure.
+#[derive(Debug, Clone)]
+pub struct AblationGroup {
+    pub granularity: String,
+    pub source_tables: Vec<String>,
+    pub n_answers: usize,
+    /// (m, run id), one run per m (the latest), ascending m.
+    pub runs: Vec<(i64, i64)>,
+    /// Runs left out: no m known, or a later run with the same m.
+    pub skipped: Vec<(i64, String)>,
+    /// Per scorer: (m, AUROC).
+    pub series: Vec<(String, Vec<(i64, Option<f64>)>)>,
+}
+
+/// Everything computed for the page.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub db: String,
+    pub data: Data,
+    pub notes: Vec<String>,
+    pub unit_metrics: Vec<UnitMetrics>,
+    pub response_metrics: Vec<ResponseMetrics>,
+    pub uad: Vec<UadGroup>,
+    pub ablation: Vec<AblationGroup>,
+    /// Per (run, granularity): the scorer shown and its lowest-scored units.
+    pub lowest: Vec<(GroupKey, String, Vec<UnitRow>)>,
+}
+
+/// Writes the report of `db` into `out` (default [`default_out_dir`]).
+pub fn report(db: &Path, out: Option<&Path>) -> Result<Written, String> {
+    let data = load(db)?;
+    let out = out.map(Path::to_path_buf).unwrap_or_else(|| default_out_dir(db));
+    let report = analyse(db.display().to_string(), data);
+    write(&report, &out)
+}
+
+/// Opens DB read-only and reads the schema's tables; a clear error when DB is missing, is not
+/// SQLite, or holds no uqlite schema.
+pub fn load(db: &Path) -> Result<Data, String> {
+    if !db.is_file() {
+        return Err(format!(
+            "database {} does not exist: give the path of a SQLite file scored by uqlite",
+            db.display()
+        ));
+    }
+    let conn = Connection::open_with_flags(
+        db,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| format!("cannot open database {}: {e}", db.display()))?;
+    let _ = conn.busy_timeout(crate::store::BUSY_TIMEOUT);
+    let names: BTreeSet<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| format!("cannot read {} as a SQLite database: {e}", db.display()))?;
+    const NEEDED: [&str; 8] = [
+        "uq_run",
+        "uq_answer",
+        "uq_unit",
+        "uq_unit_score",
+        "uq_response_score",
+        "uq_label",
+        "uq_scored_units",
+        "uq_scored_answers",
+    ];
+    let missing: Vec<&str> = NEEDED.iter().copied().filter(|n| !names.contains(*n)).collect();
+    if missing.len() == NEEDED.len() {
+        return Err(format!("no uqlite schema in {}: {NO_SCHEMA}", db.display()));
+    }
+    if !missing.is_empty() {
+        return Err(format!(
+            "incomplete uqlite schema in {} (missing {}): open it once with a current uqlite (uq_init() or `uqd score`) to apply the migrations",
+            db.display(),
+            missing.join(", ")
+        ));
+    }
+    let sql_err = |e: rusqlite::Error| format!("cannot read the uqlite tables of {}: {e}", db.display());
+    let schema_version = conn
+        .query_row("SELECT coalesce(max(version), 0) FROM uq_migrations", [], |r| r.get(0))
+        .unwrap_or(0);
+    let has_samples = names.contains("uq_sample");
+    let mut runs: Vec<Run> = conn
+        .prepare(
+            "SELECT run_id, created_at, granularity, scorers_json, aggregation, num_samples,
+                    nli_model, embed_model, llm_model, device,
+                    (SELECT count(*) FROM uq_answer a WHERE a.run_id = r.run_id)
+             FROM uq_run r ORDER BY run_id",
+        )
+        .and_then(|mut st| {
+            st.query_map([], |r| {
+                let scorers_json: Option<String> = r.get(3)?;
+                Ok(Run {
+                    id: r.get(0)?,
+                    created_at: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    granularity: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    scorers: scorers_json
+                        .and_then(|s| serde_json::from_str::<Vec<String>>(&s).ok())
+                        .unwrap_or_default(),
+                    aggregation: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                    num_samples: r.get(5)?,
+                    m: None,
+                    nli_model: r.get(6)?,
+                    embed_model: r.get(7)?,
+                    llm_model: r.get(8)?,
+                    device: r.get(9)?,
+                    n_answers: r.get(10)?,
+                })
+            })?
+            .collect()
+        })
+        .map_err(sql_err)?;
+    for run in &mut runs {
+        run.m = run.num_samples.or_else(|| {
+            has_samples
+                .then(|| {
+                    conn.query_row(
+                        "SELECT max(c) FROM (SELECT count(*) AS c FROM uq_sample s
+                           JOIN uq_answer a ON a.answer_id = s.answer_id
+                           WHERE a.run_id = ?1 GROUP BY s.answer_id)",
+                        [run.id],
+                        |r| r.get::<_, Option<i64>>(0),
+                    )
+                    .ok()
+                    .flatten()
+                })
+                .flatten()
+        });
+    }
+    let units: Vec<UnitRow> = conn
+        .prepare(
+            "SELECT run_id, answer_id, source_table, source_key, prompt, unit_id, granularity,
+                    position, unit, scorer, score, label, objective
+             FROM uq_scored_units ORDER BY run_id, granularity, answer_id, position, scorer",
+        )
+        .and_then(|mut st| {
+            st.query_map([], |r| {
+                Ok(UnitRow {
+                    run_id: r.get(0)?,
+                    answer_id: r.get(1)?,
+                    source_table: r.get(2)?,
+                    source_key: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                    prompt: r.get(4)?,
+                    unit_id: r.get(5)?,
+                    granularity: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                    position: r.get::<_, Option<i64>>(7)?.unwrap_or(0),
+                    unit: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
+                    scorer: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
+                    score: r.get::<_, Option<f64>>(10)?.filter(|s| !s.is_nan()),
+                    label: r.get::<_, Option<i64>>(11)?.map(|l| l != 0),
+                    objective: r.get::<_, Option<i64>>(12)?.map(|l| l != 0),
+                })
+            })?
+            .collect()
+        })
+        .map_err(sql_err)?;
+    let answers: Vec<AnswerRow> = conn
+        .prepare(
+            "SELECT run_id, answer_id, scorer, aggregation, score, grade
+             FROM uq_scored_answers ORDER BY run_id, scorer, aggregation, answer_id",
+        )
+        .and_then(|mut st| {
+            st.query_map([], |r| {
+                Ok(AnswerRow {
+                    run_id: r.get(0)?,
+                    answer_id: r.get(1)?,
+                    scorer: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    aggregation: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                    score: r.get::<_, Option<f64>>(4)?.filter(|s| !s.is_nan()),
+                    grade: r.get(5)?,
+                })
+            })?
+            .collect()
+        })
+        .map_err(sql_err)?;
+    Ok(Data { schema_version, runs, units, answers })
+}
+
+/// Scorers of a group in the run's `scorers_json` order, then any others by name.
+fn ordered_scorers(run: Option<&Run>, present: &BTreeSet<String>) -> Vec<String> {
+    let mut out: Vec<String> = run
+        .map(|r| r.scorers.iter().filter(|s| present.contains(*s)).cloned().collect())
+        .unwrap_or_default();
+    out.dedup();
+    for s in present {
+        if !out.contains(s) {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
+/// Whether a unit row is evaluated: scored, labelled factual/non-factual, and objective when
+/// the group is restricted to objective units.
+fn evaluated(u: &UnitRow, objective_only: bool) -> Option<(f64, bool)> {
+    let label = u.label?;
+    if objective_only && u.objective != Some(true) {
+        return None;
+    }
+    Some((u.score?, label))
+}
+
+/// Unit metrics of the rows of one scorer.
+pub fn unit_metrics(key: &GroupKey, scorer: &str, rows: &[&UnitRow], objective_only: bool) -> UnitMetrics {
+    let pairs: Vec<(f64, bool)> = rows.iter().filter_map(|u| evaluated(u, objective_only)).collect();
+    let scores: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+    let labels: Vec<bool> = pairs.iter().map(|p| p.1).collect();
+    let negated: Vec<f64> = scores.iter().map(|s| -s).collect();
+    let flipped: Vec<bool> = labels.iter().map(|l| !l).collect();
+    let out_of_range = scores.iter().any(|s| !(0.0..=1.0).contains(s));
+    let n = pairs.len();
+    UnitMetrics {
+        run_id: key.0,
+        granularity: key.1.clone(),
+        scorer: scorer.to_string(),
+        n_units: rows.len(),
+        n_labelled: rows.iter().filter(|u| u.label.is_some()).count(),
+        n_evaluated: n,
+        objective_only,
+        factual_rate: (n > 0).then(|| labels.iter().filter(|&&l| l).count() as f64 / n as f64),
+        auroc: auroc(&scores, &labels),
+        auprc_factual: average_precision(&scores, &labels),
+        auprc_nonfactual: average_precision(&negated, &flipped),
+        brier: if out_of_range { None } else { brier(&scores, &labels) },
+        ece: if out_of_range { None } else { ece(&scores, &labels, CALIBRATION_BINS) },
+        best_f1: best_f1_threshold(&scores, &labels),
+        out_of_range,
+        pairs,
+    }
+}
+
+/// The calibration bin of a score (as `uq_core::metrics::ece`): [i/B, (i+1)/B), 1 in the last.
+pub fn calibration_bin(s: f64, bins: usize) -> usize {
+    if s <= 0.0 || bins == 0 {
+        return 0;
+    }
+    let edge = |i: usize| i as f64 / bins as f64;
+    let mut b = ((s * bins as f64).floor() as usize).min(bins - 1);
+    if b + 1 < bins && s >= edge(b + 1) {
+        b += 1;
+    } else if b > 0 && s < edge(b) {
+        b -= 1;
+    }
+    b
+}
+
+/// Per bin: (count, mean score, factual rate).
+pub fn reliability(pairs: &[(f64, bool)]) -> Vec<(usize, f64, f64)> {
+    let mut acc = vec![(0usize, 0.0f64, 0usize); CALIBRATION_BINS];
+    for &(s, l) in pairs {
+        let b = &mut acc[calibration_bin(s, CALIBRATION_BINS)];
+        b.0 += 1;
+        b.1 += s;
+        b.2 += usize::from(l);
+    }
+    acc.into_iter()
+        .map(|(c, sum, pos)| {
+            if c == 0 {
+                (0, f64::NAN, f64::NAN)
+            } else {
+                (c, sum / c as f64, pos as f64 / c as f64)
+            }
+        })
+        .collect()
+}
+
+/// UAD accuracy of one scorer over answers (each a list of (score, evaluated label)).
+fn uad_curve(scorer: &str, answers: &[Vec<(Option<f64>, Option<bool>)>]) -> UadCurve {
+    let mut accuracy = Vec::new();
+    let mut kept_n = Vec::new();
+    for q in UAD_PERCENTILES {
+        let (mut kept, mut factual) = (0usize, 0usize);
+        for units in answers {
+            let scores: Vec<f64> = units.iter().map(|u| u.0.unwrap_or(f64::NAN)).collect();
+            let keep = if q == 0 {
+                vec![true; units.len()]
+            } else {
+                match percentile(&scores, f64::from(q)) {
+                    Some(tau) => uad_retained(&scores, tau),
+                    None => continue,
+                }
+            };
+            for (u, k) in units.iter().zip(keep) {
+                if let (true, Some(l)) = (k, u.1) {
+                    kept += 1;
+                    factual += usize::from(l);
+                }
+            }
+        }
+        accuracy.push((kept > 0).then(|| factual as f64 / kept as f64));
+        kept_n.push(kept);
+    }
+    UadCurve { scorer: scorer.to_string(), accuracy, kept: kept_n }
+}
+
+/// Computes every table and figure's data.
+pub fn analyse(db: String, data: Data) -> Report {
+    let mut notes = Vec::new();
+    let runs_by_id: HashMap<i64, &Run> = data.runs.iter().map(|r| (r.id, r)).collect();
+
+    // (run, granularity) → scorer → rows
+    let mut groups: BTreeMap<GroupKey, BTreeMap<String, Vec<&UnitRow>>> = BTreeMap::new();
+    for u in &data.units {
+        groups
+            .entry((u.run_id, u.granularity.clone()))
+            .or_default()
+            .entry(u.scorer.clone())
+            .or_default()
+            .push(u);
+    }
+    let objective_only: BTreeMap<GroupKey, bool> = groups
+        .iter()
+        .map(|(k, by)| (k.clone(), by.values().flatten().any(|u| u.objective.is_some())))
+        .collect();
+
+    let mut unit_metrics_v = Vec::new();
+    let mut uad = Vec::new();
+    let mut lowest = Vec::new();
+    for (key, by_scorer) in &groups {
+        let obj = objective_only[key];
+        let present: BTreeSet<String> = by_scorer.keys().cloned().collect();
+        let scorers = ordered_scorers(runs_by_id.get(&key.0).copied(), &present);
+        for scorer in &scorers {
+            unit_metrics_v.push(unit_metrics(key, scorer, &by_scorer[scorer], obj));
+        }
+        // UAD: per scorer, per answer, (score, evaluated label) in unit order.
+        let mut labelled_units: BTreeMap<i64, bool> = BTreeMap::new();
+        for u in by_scorer.values().flatten() {
+            if let Some(l) = u.label.filter(|_| !obj || u.objective == Some(true)) {
+                labelled_units.insert(u.unit_id, l);
+            }
+        }
+        if !labelled_units.is_empty() {
+            let n = labelled_units.len();
+            let baseline = labelled_units.values().filter(|&&l| l).count() as f64 / n as f64;
+            let curves = scorers
+                .iter()
+                .map(|scorer| {
+                    let mut per_answer: BTreeMap<i64, Vec<(Option<f64>, Option<bool>)>> =
+                        BTreeMap::new();
+                    for u in &by_scorer[scorer] {
+                        let l = u.label.filter(|_| !obj || u.objective == Some(true));
+                        per_answer.entry(u.answer_id).or_default().push((u.score, l));
+                    }
+                    uad_curve(scorer, &per_answer.into_values().collect::<Vec<_>>())
+                })
+                .collect();
+            uad.push(UadGroup {
+                key: key.clone(),
+                objective_only: obj,
+                baseline: Some(baseline),
+                n_labelled: n,
+                curves,
+            });
+        }
+        if let Some(first) = scorers.first() {
+            let mut rows: Vec<UnitRow> = by_scorer[first]
+                .iter()
+                .filter(|u| u.score.is_some())
+                .map(|u| (*u).clone())
+                .collect();
+            rows.sort_by(|a, b| {
+                a.score
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.score.unwrap_or(0.0))
+                    .then(a.unit_id.cmp(&b.unit_id))
+            });
+            rows.truncate(8);
+            lowest.push((key.clone(), first.clone(), rows));
+        }
+    }
+
+    // Response level.
+    let mut resp: BTreeMap<(i64, String, String), Vec<&AnswerRow>> = BTreeMap::new();
+    for a in &data.answers {
+        resp.entry((a.run_id, a.scorer.clone(), a.aggregation.clone())).or_default().push(a);
+    }
+    let response_metrics = resp
+        .into_iter()
+        .map(|((run_id, scorer, aggregation), rows)| {
+            let graded: Vec<(f64, f64)> =
+                rows.iter().filter_map(|a| Some((a.score?, a.grade?))).collect();
+            let x: Vec<f64> = graded.iter().map(|p| p.0).collect();
+            let y: Vec<f64> = graded.iter().map(|p| p.1).collect();
+            ResponseMetrics {
+                run_id,
+                scorer,
+                aggregation,
+                n_answers: rows.len(),
+                n_graded: graded.len(),
+                pearson: pearson(&x, &y),
+                spearman: spearman(&x, &y),
+            }
+        })
+        .collect();
+
+    // AUROC vs m: runs grouped by granularity and the exact set of (source_table, source_key).
+    let mut answer_sets: BTreeMap<(String, Vec<(String, String)>), Vec<i64>> = BTreeMap::new();
+    {
+        let mut per_group: BTreeMap<GroupKey, BTreeSet<(String, String)>> = BTreeMap::new();
+        for u in &data.units {
+            per_group
+                .entry((u.run_id, u.granularity.clone()))
+                .or_default()
+                .insert((u.source_table.clone().unwrap_or_default(), u.source_key.clone()));
+        }
+        for ((run_id, gran), set) in per_group {
+            answer_sets.entry((gran, set.into_iter().collect())).or_default().push(run_id);
+        }
+    }
+    let metric_of: HashMap<(i64, &str, &str), &UnitMetrics> = unit_metrics_v
+        .iter()
+        .map(|m| ((m.run_id, m.granularity.as_str(), m.scorer.as_str()), m))
+        .collect();
+    let mut ablation = Vec::new();
+    for ((gran, set), run_ids) in &answer_sets {
+        let labelled = run_ids.iter().any(|r| {
+            metric_of
+                .iter()
+                .any(|((rid, g, _), m)| rid == r && *g == gran.as_str() && m.n_evaluated > 0)
+        });
+        if !labelled {
+            continue;
+        }
+        let mut by_m: BTreeMap<i64, i64> = BTreeMap::new();
+        let mut skipped = Vec::new();
+        for &r in run_ids {
+            match runs_by_id.get(&r).and_then(|run| run.m) {
+                Some(m) => {
+                    if let Some(old) = by_m.insert(m, r) {
+                        // run ids grow: keep the later run
+                        let (keep, drop) = if old > r { (old, r) } else { (r, old) };
+                        by_m.insert(m, keep);
+                        skipped.push((drop, format!("run {keep} has the same m = {m}")));
+                    }
+                }
+                None => skipped.push((
+                    r,
+                    "no num_samples and no uq_sample rows: m unknown".to_string(),
+                )),
+            }
+        }
+        if by_m.is_empty() {
+            continue;
+        }
+        let mut scorers: Vec<String> = Vec::new();
+        for r in by_m.values() {
+            for m in unit_metrics_v.iter().filter(|m| m.run_id == *r && m.granularity == *gran) {
+                if !scorers.contains(&m.scorer) {
+                    scorers.push(m.scorer.clone());
+                }
+            }
+        }
+        let series = scorers
+            .iter()
+            .map(|s| {
+                let pts = by_m
+                    .iter()
+                    .map(|(&m, &r)| {
+                        (m, metric_of.get(&(r, gran.as_str(), s.as_str())).and_then(|x| x.auroc))
+                    })
+                    .collect();
+                (s.clone(), pts)
+            })
+            .collect();
+        let tables: BTreeSet<String> = set.iter().map(|(t, _)| t.clone()).collect();
+        ablation.push(AblationGroup {
+            granularity: gran.clone(),
+            source_tables: tables.into_iter().collect(),
+            n_answers: set.len(),
+            runs: by_m.into_iter().collect(),
+            skipped,
+            series,
+        });
+    }
+
+    if data.runs.is_empty() && data.units.is_empty() {
+        notes.push(format!("no scored answers in the database: {NO_SCHEMA}"));
+    } else if data.units.iter().all(|u| u.label.is_none()) {
+        notes.push(
+            "no factual labels (uq_label rows of kind 'factual'): AUROC, AUPRC, Brier, ECE, \
+             calibration, UAD and the AUROC-vs-m figures need them; the tables show n/a"
+                .into(),
+        );
+    }
+    for (key, obj) in &objective_only {
+        if *obj {
+            notes.push(format!(
+                "run {} ({}): units carry 'objective' labels, so, as the paper, only units labelled objective (1) are evaluated",
+                key.0, key.1
+            ));
+        }
+    }
+    if unit_metrics_v.iter().any(|m| m.out_of_range) {
+        notes.push("some scorers give scores outside [0, 1]: their Brier, ECE and reliability diagram are not shown".into());
+    }
+
+    Report {
+        db,
+        data,
+        notes,
+        unit_metrics: unit_metrics_v,
+        response_metrics,
+        uad,
+        ablation,
+        lowest,
+    }
+}
+
+/// Writes index.html and the figures into `out`.
+pub fn write(report: &Report, out: &Path) -> Result<Written, String> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| format!("cannot create the report directory {}: {e}", out.display()))?;
+    let figs = figures::all(report);
+    let mut paths = Vec::new();
+    for f in &figs {
+        let p = out.join(&f.file);
+        std::fs::write(&p, &f.svg).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        paths.push(p);
+    }
+    let index = out.join("index.html");
+    std::fs::write(&index, html::page(report, &figs))
+        .map_err(|e| format!("cannot write {}: {e}", index.display()))?;
+    Ok(Written { index, figures: paths, notes: report.notes.clone() })
+}
+
+/// A metric as the page shows it: 3 decimals, or "n/a" when undefined.
+pub fn fmt3(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:.3}"),
+        _ => "n/a".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_dir_is_beside_the_db() {
+        assert_eq!(default_out_dir(Path::new("/x/y/bio.db")), PathBuf::from("/x/y/bio-report"));
+        assert_eq!(default_out_dir(Path::new("bio.sqlite")), PathBuf::from("bio-report"));
+    }
+
+    #[test]
+    fn bins_match_the_ece_edges() {
+        assert_eq!(calibration_bin(0.0, 10), 0);
+        assert_eq!(calibration_bin(0.1, 10), 1);
+        assert_eq!(calibration_bin(1.0, 10), 9);
+        let r = reliability(&[(0.05, false), (0.95, true), (0.91, false)]);
+        assert_eq!(r[0].0, 1);
+        assert_eq!(r[9].0, 2);
+        assert!((r[9].2 - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn uad_zero_is_unfiltered_and_thresholds_are_strict() {
+        let answers = vec![vec![
+            (Some(0.1), Some(false)),
+            (Some(0.5), Some(true)),
+            (Some(0.9), Some(true)),
+            (None, Some(false)),
+        ]];
+        let c = uad_curve("s", &answers);
+        assert_eq!(c.kept[0], 4);
+        assert_eq!(c.accuracy[0], Some(0.5));
+        // q = 50 of [0.1, 0.5, 0.9] is 0.5: only 0.9 is kept
+        assert_eq!(c.kept[5], 1);
+        assert_eq!(c.accuracy[5], Some(1.0));
+    }
+}
