@@ -1,5 +1,6 @@
--- Example queries over the extension (`.load dist/uq0` first). The schema of issue 5 (runs, jobs,
--- labels) will live beside this file; these queries work on any table of answers and samples.
+-- Example queries over the extension (`.load dist/uq0` first); they work on any table of answers
+-- and samples. The uqlite schema (runs, jobs, units, scores, labels) is sql/migrations/, applied by
+-- uq_init() / uq_score_table(); examples/jobs.sql scores a whole table into it.
 -- Run from the repository root: sqlite3 :memory: < sql/queries.sql
 
 .load dist/uq0

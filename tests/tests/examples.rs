@@ -40,3 +40,37 @@ fn demo_runs_on_the_embedded_models() {
         assert!(out.contains(needle), "demo output lacks {needle:?}:\n{out}");
     }
 }
+
+#[test]
+fn jobs_example_scores_a_table_in_a_database_file() {
+    let sb = Sandbox::new("ex-jobs");
+    let cache = sb.dir.join("cache").join("completions.sqlite");
+    let sb = sb.with_env("UQ_CACHE_DB", &cache.display().to_string());
+    let db = sb.dir.join("jobs.db");
+    let sql = std::fs::read_to_string(root().join("examples/jobs.sql")).unwrap();
+    let mut child = std::process::Command::new("/usr/bin/sqlite3")
+        .args(["-bail", "-batch"])
+        .arg(&db)
+        .env("UQ_SOCKET", &sb.socket)
+        .env("UQ_CACHE_DB", &cache)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let script = sql.replace(".load dist/uq0", &format!(".load {}", ext_path()));
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), script.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "job 1", "{text}");
+    assert_eq!(lines[1], "status done", "{text}");
+    assert_eq!(lines[2], "progress 2/2 rows, 0 errors", "{text}");
+    assert!(lines[3].starts_with("1|It is made of gold.|entailment|"), "{text}");
+    assert!(lines[4].starts_with("2|It lies in the Andes.|entailment|"), "{text}");
+    // One AUROC line per scorer; entailment separates the two invented sentences perfectly.
+    let auroc: Vec<&str> = lines[5..].to_vec();
+    assert_eq!(auroc.len(), 3, "{text}");
+    assert_eq!(auroc[0], "entailment|1.0", "{text}");
+}

@@ -1,7 +1,8 @@
 //! Whole-table jobs through the real extension and daemon: `uq_score_table`, `uq_wait`,
 //! `uq_cancel`, the `uq_jobs` view; a `kill -9` of the daemon mid-job loses no committed row
 //! and writes none twice; readers on other connections read while the job writes; bad and
-//! hostile table or column names give clear errors and never run injected SQL; `uqd score`.
+//! hostile table or column names give clear errors and never run injected SQL; `uqd score`;
+//! `uq_grade` / `uq_objectivity` on the embedded LLM.
 
 use uq_integration::*;
 
@@ -78,6 +79,13 @@ time.sleep(0.3)
 status_after_kill, done_after_kill = conn.execute("SELECT status, done FROM uq_job").fetchone()
 committed = conn.execute("SELECT a.source_key, u.position, s.scorer, s.score FROM uq_answer a JOIN uq_unit u USING (answer_id) JOIN uq_unit_score s USING (unit_id) ORDER BY 1, 2, 3").fetchall()
 
+# A new daemon (started by any call that needs it) resumes the job from its registry, with no
+# uq_wait: plain reads see it finish.
+conn.execute("SELECT uq_nli('A dog runs.', 'An animal moves.')").fetchone()
+t0 = time.time()
+while conn.execute("SELECT status FROM uq_job").fetchone()[0] != 'done' and time.time() - t0 < 600:
+    time.sleep(0.2)
+resumed_without_wait = conn.execute("SELECT status FROM uq_job").fetchone()[0]
 final = conn.execute("SELECT uq_wait(?, 600)", (job,)).fetchone()[0]
 stop = True
 for t in threads: t.join()
@@ -85,6 +93,7 @@ after = conn.execute("SELECT a.source_key, u.position, s.scorer, s.score FROM uq
 kept = set(committed) <= set(after)
 print(json.dumps(dict(
     status_after_kill=status_after_kill, done_after_kill=done_after_kill, final=final,
+    resumed_without_wait=resumed_without_wait,
     answers=conn.execute("SELECT count(*) FROM uq_answer").fetchone()[0],
     distinct_keys=conn.execute("SELECT count(DISTINCT source_key) FROM uq_answer").fetchone()[0],
     units=conn.execute("SELECT count(*) FROM uq_unit").fetchone()[0],
@@ -106,6 +115,7 @@ print(json.dumps(dict(
         (3..n as i64).contains(&done_after_kill),
         "killed mid-job: {v}"
     );
+    assert_eq!(v["resumed_without_wait"], "done", "{v}");
     assert_eq!(v["final"], "done", "{v}");
     assert_eq!(v["new_pid"], true, "a new daemon resumed the job: {v}");
     assert_eq!(v["answers"], n, "every row once: {v}");
@@ -263,4 +273,20 @@ print(json.dumps(dict(cancelled=cancelled, final=final, done1=done1, done2=done2
     assert!(!bad.status.success());
     let e = String::from_utf8_lossy(&bad.stderr);
     assert!(e.contains("no table or view named \"nope\""), "{e}");
+}
+
+#[test]
+fn grading_functions_on_the_embedded_llm() {
+    let sb = sandbox("jobs-grade");
+    let out = sb.sqlite_ok(
+        "SELECT uq_grade('Paris is the capital of France.', 'Paris is the capital and largest city of France.') IN (0, 1), \
+                uq_objectivity('Paris is the capital of France.') IS NULL OR uq_objectivity('Paris is the capital of France.') IN (0, 1);",
+    );
+    assert_eq!(out, "1|1");
+    let e = sb.sqlite_err("SELECT uq_grade(NULL, 'ref');");
+    assert!(e.contains("uq_grade: unit is NULL"), "{e}");
+    let e = sb.sqlite_err("SELECT uq_grade('claim', NULL);");
+    assert!(e.contains("reference_text is NULL"), "{e}");
+    let e = sb.sqlite_err("SELECT uq_objectivity('claim', '{\"judge_llm\": \"nope\"}');");
+    assert!(e.contains("judge_llm"), "{e}");
 }
