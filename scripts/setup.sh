@@ -10,11 +10,13 @@ ORT_VERSION=1.31.1
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 
-# 1. System packages: the stock Debian sqlite3 CLI and python3 the extension is tested with, a C toolchain.
+# 1. System packages: the stock Debian sqlite3 CLI and python3 the extension is tested with, a C toolchain,
+#    and a headless Chromium that renders `uqd report`'s page in daemon/tests/report.rs.
 need_apt=()
 command -v /usr/bin/sqlite3 >/dev/null || need_apt+=(sqlite3)
 [ -x /usr/bin/python3 ] || need_apt+=(python3)
 command -v cc >/dev/null || need_apt+=(build-essential)
+command -v chromium-headless-shell >/dev/null || command -v chromium >/dev/null || need_apt+=(chromium-headless-shell)
 if [ ${#need_apt[@]} -gt 0 ]; then
   say "installing ${need_apt[*]} with apt-get"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

@@ -288,8 +288,13 @@ pub const INSERT_JOB: &str = "INSERT INTO uq_job(source_table, columns_json, opt
 /// The table's columns: `SELECT name FROM pragma_table_info(?1, 'main')` (bound, never spliced).
 pub const TABLE_COLUMNS: &str = "SELECT name FROM pragma_table_info(?1, 'main')";
 
-/// Whether `?1` is a table or view of the main database.
-pub const TABLE_KIND: &str = "SELECT type FROM main.sqlite_master WHERE type IN ('table', 'view') AND name = ?1 COLLATE NOCASE";
+/// The exact name of table or view `?1` of the main database (matched case-insensitively, as
+/// SQLite matches identifiers).
+pub const TABLE_NAME: &str = "SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view') AND name = ?1 COLLATE NOCASE";
+
+/// The user's tables and views of the main database (uqlite's and SQLite's own left out), for
+/// error messages.
+pub const LIST_TABLES: &str = "SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'uq\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name";
 
 /// The error for a table not in the main database (`temp_exists`: a TEMP table of that name exists).
 pub fn no_such_table(func: &str, table: &str, temp_exists: bool, tables: &[String]) -> String {

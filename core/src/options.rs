@@ -1162,17 +1162,31 @@ mod tests {
         assert_eq!(o.semantic_clustering, Clustering::Bidirectional);
         assert_eq!(o.response_logprobs, Some(vec![-0.5, 0.0, -1e-3]));
         assert!(o.has_unit_qa() && o.needs_units());
-        let short = parse_options(&json!({"scorers": ["shortform_noncontradiction", "normalized_probability"]}))
-            .unwrap_or_default();
+        let short = parse_options(
+            &json!({"scorers": ["shortform_noncontradiction", "normalized_probability"]}),
+        )
+        .unwrap_or_default();
         assert!(!short.needs_units() && !short.has_unit_qa());
         for (v, want) in [
-            (json!({"num_questions": 0}), "num_questions must be an integer in 1..=100"),
+            (
+                json!({"num_questions": 0}),
+                "num_questions must be an integer in 1..=100",
+            ),
             (json!({"num_questions": "2"}), "num_questions"),
             (json!({"qa_samples": 101}), "qa_samples"),
             (json!({"qa_samples": 1.5}), "qa_samples"),
-            (json!({"semantic_clustering": "kmeans"}), "semantic_clustering"),
-            (json!({"response_logprobs": "x"}), "response_logprobs must be an array"),
-            (json!({"response_logprobs": [-1, 0.5]}), "response_logprobs[1]"),
+            (
+                json!({"semantic_clustering": "kmeans"}),
+                "semantic_clustering",
+            ),
+            (
+                json!({"response_logprobs": "x"}),
+                "response_logprobs must be an array",
+            ),
+            (
+                json!({"response_logprobs": [-1, 0.5]}),
+                "response_logprobs[1]",
+            ),
             (json!({"response_logprobs": [null]}), "response_logprobs[0]"),
         ] {
             let e = parse_options(&v).unwrap_err();

@@ -399,10 +399,8 @@ impl Scorer {
     /// confidence, the unit-QA scorers, which sample their own answers, and
     /// `normalized_probability`).
     pub fn needs_samples(self) -> bool {
-        !matches!(
-            self.family(),
-            Family::Verbalized | Family::UnitQa
-        ) && self != Scorer::NormalizedProbability
+        !matches!(self.family(), Family::Verbalized | Family::UnitQa)
+            && self != Scorer::NormalizedProbability
     }
 
     /// What one response costs, for m samples (the paper's cost table in the appendix): the model calls.
@@ -681,11 +679,19 @@ mod tests {
     fn unit_qa_and_short_form_scorers() {
         use Consistency as C;
         let qa = [
-            (Scorer::QaNoncontradiction, "qa_noncontradiction", C::MeanNoncontradiction),
+            (
+                Scorer::QaNoncontradiction,
+                "qa_noncontradiction",
+                C::MeanNoncontradiction,
+            ),
             (Scorer::QaCosineSim, "qa_cosine_sim", C::Cosine),
             (Scorer::QaBertScore, "qa_bert_score", C::BertScore),
             (Scorer::QaExactMatch, "qa_exact_match", C::ExactMatch),
-            (Scorer::QaSemanticNegentropy, "qa_semantic_negentropy", C::SemanticNegentropy),
+            (
+                Scorer::QaSemanticNegentropy,
+                "qa_semantic_negentropy",
+                C::SemanticNegentropy,
+            ),
         ];
         for (s, name, c) in qa {
             assert_eq!(Scorer::parse(name), Ok(s));
@@ -694,16 +700,42 @@ mod tests {
             assert_eq!(s.granularities(), Granularity::ALL);
             assert_eq!(s.granularity_names(), vec!["sentence", "claim"]);
         }
-        assert_eq!(Scorer::QaCosineSim.paper_name(Granularity::Claim), "claim-QA (new, this work)");
-        assert_eq!(Scorer::QaExactMatch.paper_name(Granularity::Sentence), "sentence-QA (new, this work)");
+        assert_eq!(
+            Scorer::QaCosineSim.paper_name(Granularity::Claim),
+            "claim-QA (new, this work)"
+        );
+        assert_eq!(
+            Scorer::QaExactMatch.paper_name(Granularity::Sentence),
+            "sentence-QA (new, this work)"
+        );
         assert!(Scorer::QaNoncontradiction.needs_nli() && !Scorer::QaExactMatch.needs_nli());
         assert!(Scorer::QaBertScore.needs_embeddings());
         let short = [
-            (Scorer::ShortformSemanticNegentropy, "shortform_semantic_negentropy", C::SemanticNegentropy),
-            (Scorer::ShortformNoncontradiction, "shortform_noncontradiction", C::MeanNoncontradiction),
-            (Scorer::ShortformBertScore, "shortform_bert_score", C::BertScore),
-            (Scorer::ShortformCosineSim, "shortform_cosine_sim", C::Cosine),
-            (Scorer::NormalizedProbability, "normalized_probability", C::NormalizedProbability),
+            (
+                Scorer::ShortformSemanticNegentropy,
+                "shortform_semantic_negentropy",
+                C::SemanticNegentropy,
+            ),
+            (
+                Scorer::ShortformNoncontradiction,
+                "shortform_noncontradiction",
+                C::MeanNoncontradiction,
+            ),
+            (
+                Scorer::ShortformBertScore,
+                "shortform_bert_score",
+                C::BertScore,
+            ),
+            (
+                Scorer::ShortformCosineSim,
+                "shortform_cosine_sim",
+                C::Cosine,
+            ),
+            (
+                Scorer::NormalizedProbability,
+                "normalized_probability",
+                C::NormalizedProbability,
+            ),
         ];
         for (s, name, c) in short {
             assert_eq!(Scorer::parse(name), Ok(s));
@@ -715,7 +747,10 @@ mod tests {
         }
         assert!(!Scorer::NormalizedProbability.needs_samples());
         assert!(Scorer::ShortformCosineSim.needs_samples());
-        assert!(!Scorer::NormalizedProbability.needs_nli() && !Scorer::NormalizedProbability.needs_embeddings());
+        assert!(
+            !Scorer::NormalizedProbability.needs_nli()
+                && !Scorer::NormalizedProbability.needs_embeddings()
+        );
         assert_eq!(Family::UnitQa.as_str(), "unit_qa");
         assert_eq!(Family::ShortForm.as_str(), "short_form");
         for s in ALL {

@@ -28,7 +28,8 @@ use crate::pipeline::check_text;
 
 /// The merging request for `master` and the `new` claims.
 pub fn request(merger: &RoleLlm, master: &[String], new: &[String]) -> ChatRequest {
-    ChatRequest::new(prompts::claim_merging(master, new)).with_temperature(merger.role_temperature())
+    ChatRequest::new(prompts::claim_merging(master, new))
+        .with_temperature(merger.role_temperature())
 }
 
 /// Merges each of `sampled` (one claim list per sample, in order) into `original`, returning

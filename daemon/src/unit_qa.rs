@@ -120,7 +120,8 @@ async fn answers(
         gen.complete(&sampled, m + 1).await?.texts
     } else {
         let original = answer_request(gen, question, q, opts.temperature);
-        let (o, s) = futures_util::future::join(gen.complete(&original, 1), gen.complete(&sampled, m)).await;
+        let (o, s) =
+            futures_util::future::join(gen.complete(&original, 1), gen.complete(&sampled, m)).await;
         let mut t = o?.texts;
         t.truncate(1);
         t.extend(s?.texts);
@@ -164,7 +165,10 @@ pub fn gather(
         for qs in questions {
             let mut a = Vec::with_capacity(qs.len());
             for _ in &qs {
-                a.push(all.next().unwrap_or_else(|| Err("internal error: answers lost".into()))?);
+                a.push(
+                    all.next()
+                        .unwrap_or_else(|| Err("internal error: answers lost".into()))?,
+                );
             }
             out.push(UnitQa {
                 questions: qs,
@@ -277,7 +281,9 @@ pub fn black_box_scores(
                     mean(&sims)
                 }
                 Consistency::BertScore => {
-                    let t = tok.as_ref().ok_or("internal error: token embeddings missing")?;
+                    let t = tok
+                        .as_ref()
+                        .ok_or("internal error: token embeddings missing")?;
                     let f: Vec<f64> = (1..g.len())
                         .map(|j| bertscore_f1(&t[o], &t[o + j]))
                         .collect();

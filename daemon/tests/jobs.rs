@@ -9,27 +9,18 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use common::{local_model, tmpdir, user_message, Daemon, FakeOpenAi, ENGINE};
+use common::{local_model, message, tmpdir, user_message, Daemon, FakeOpenAi, ENGINE};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use uqd::jobs::run::run_job;
 
 const CONTEXT_FAIL: &str = "A reference the server refuses.";
 
-fn system_message(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .and_then(|m| m.iter().find(|x| x["role"] == "system"))
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_default()
-        .to_string()
-}
-
 /// Recorded replies: FactScore "Yes"/"No, …"/unreadable by claim, objectivity likewise,
 /// decompositions and reconstructions for UAD.
 fn fake() -> FakeOpenAi {
     FakeOpenAi::start(Arc::new(|body: &Value| {
-        let system = system_message(body);
+        let system = message(body, "system");
         let user = user_message(body);
         if system.starts_with("You are a precise and objective fact-checking") {
             if user.contains(CONTEXT_FAIL) {

@@ -16,8 +16,10 @@ fn unit_qa_and_normalized_probability_with_smollm2() {
     let Some(model) = local_model() else { return };
     let d = Daemon::new(&tmpdir("smollm2-unit-qa"), model);
     let t = std::time::Instant::now();
-    let gen = d.ok(&json!({"op": "generate", "prompt": QUESTION, "n": 2, "options": {
-        "generation_llm": {"backend": "local", "max_tokens": 24, "logprobs": true}}}));
+    let gen = d.ok(
+        &json!({"op": "generate", "prompt": QUESTION, "n": 2, "options": {
+        "generation_llm": {"backend": "local", "max_tokens": 24, "logprobs": true}}}),
+    );
     let rows = gen["responses"].as_array().unwrap().clone();
     assert_eq!(rows.len(), 3);
     for r in &rows {
@@ -62,14 +64,23 @@ fn unit_qa_and_normalized_probability_with_smollm2() {
     assert_eq!(scores.len(), 5, "one unit row per unit-QA scorer: {r}");
     for s in scores {
         assert!(s["scorer"].as_str().unwrap().starts_with("qa_"), "{r}");
-        let x = s["score"].as_f64().unwrap_or_else(|| panic!("null score: {r}"));
+        let x = s["score"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("null score: {r}"));
         assert!((-1.0..=1.0 + 1e-9).contains(&x), "{r}");
     }
     let rs = &r["response_scores"];
-    assert_eq!(rs["normalized_probability"], rows[0]["normalized_probability"]);
+    assert_eq!(
+        rs["normalized_probability"],
+        rows[0]["normalized_probability"]
+    );
     let cos = rs["shortform_cosine_sim"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&cos), "{r}");
-    for name in ["qa_exact_match", "qa_semantic_negentropy", "qa_noncontradiction"] {
+    for name in [
+        "qa_exact_match",
+        "qa_semantic_negentropy",
+        "qa_noncontradiction",
+    ] {
         let x = rs[name].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&x), "{name}: {r}");
     }
@@ -78,5 +89,10 @@ fn unit_qa_and_normalized_probability_with_smollm2() {
     let t = std::time::Instant::now();
     let again: Value = d.ok(&req);
     assert_eq!(again, r);
-    assert!(t.elapsed() < first, "cached rerun {:?} vs {:?}", t.elapsed(), first);
+    assert!(
+        t.elapsed() < first,
+        "cached rerun {:?} vs {:?}",
+        t.elapsed(),
+        first
+    );
 }

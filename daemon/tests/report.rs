@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection};
 use uq_core::aggregate::{aggregate, Aggregation};
-use uq_core::metrics::{auroc, average_precision, best_f1_threshold, brier, ece, pearson, spearman};
+use uq_core::metrics::{
+    auroc, average_precision, best_f1_threshold, brier, ece, pearson, spearman,
+};
 
 const HOSTILE_SCORER: &str = "<script>alert('x')</script>";
 const HOSTILE_PROMPT: &str = "Who was <img src=x onerror=alert(1)> & \"friends\"?";
@@ -72,7 +74,11 @@ fn claim_units(rng: &mut Rng, labels: &[bool], sharp: f64, objective: bool) -> V
         .map(|(i, &l)| {
             let scores = (0..SCORERS.len())
                 .map(|k| {
-                    let centre = if l { 0.55 + 0.25 * sharp } else { 0.45 - 0.2 * sharp };
+                    let centre = if l {
+                        0.55 + 0.25 * sharp
+                    } else {
+                        0.45 - 0.2 * sharp
+                    };
                     let noise = (rng.next() - 0.5) * (0.7 + 0.25 * k as f64);
                     let s = ((centre + noise) * 100.0).round() / 100.0;
                     Some(s.clamp(0.0, 1.0))
@@ -99,13 +105,33 @@ fn build(conn: &Connection) -> Vec<RunSpec> {
             answer: i / 4,
             label: None,
             objective: None,
-            scores: (0..SCORERS.len()).map(|_| Some((rng.next() * 100.0).round() / 100.0)).collect(),
+            scores: (0..SCORERS.len())
+                .map(|_| Some((rng.next() * 100.0).round() / 100.0))
+                .collect(),
         })
         .collect();
     let specs = vec![
-        RunSpec { run_id: 1, granularity: "claim", num_samples: Some(3), units: run1, answers: 6 },
-        RunSpec { run_id: 2, granularity: "claim", num_samples: Some(5), units: run2, answers: 6 },
-        RunSpec { run_id: 3, granularity: "sentence", num_samples: None, units: run3, answers: 2 },
+        RunSpec {
+            run_id: 1,
+            granularity: "claim",
+            num_samples: Some(3),
+            units: run1,
+            answers: 6,
+        },
+        RunSpec {
+            run_id: 2,
+            granularity: "claim",
+            num_samples: Some(5),
+            units: run2,
+            answers: 6,
+        },
+        RunSpec {
+            run_id: 3,
+            granularity: "sentence",
+            num_samples: None,
+            units: run3,
+            answers: 2,
+        },
     ];
     for spec in &specs {
         insert_run(conn, spec);
@@ -119,13 +145,26 @@ fn insert_run(conn: &Connection, spec: &RunSpec) {
         "INSERT INTO uq_run(run_id, uqlite_version, options_json, granularity, scorers_json,
                             aggregation, num_samples, nli_model, device)
          VALUES (?1, '0.1.0', '{}', ?2, ?3, 'mean', ?4, 'nli-minilm-l6 <b>', 'cpu')",
-        params![spec.run_id, spec.granularity, scorers_json, spec.num_samples],
+        params![
+            spec.run_id,
+            spec.granularity,
+            scorers_json,
+            spec.num_samples
+        ],
     )
     .unwrap();
-    let table = if spec.granularity == "claim" { "bios" } else { "notes" };
+    let table = if spec.granularity == "claim" {
+        "bios"
+    } else {
+        "notes"
+    };
     let mut answer_ids = Vec::new();
     for a in 0..spec.answers {
-        let prompt = if a == 0 { HOSTILE_PROMPT.to_string() } else { format!("Tell me a bio of person {a}.") };
+        let prompt = if a == 0 {
+            HOSTILE_PROMPT.to_string()
+        } else {
+            format!("Tell me a bio of person {a}.")
+        };
         conn.execute(
             "INSERT INTO uq_answer(run_id, source_table, source_key, prompt, answer)
              VALUES (?1, ?2, ?3, ?4, 'An answer.')",
@@ -146,10 +185,18 @@ fn insert_run(conn: &Connection, spec: &RunSpec) {
     }
     let mut per_answer: BTreeMap<usize, Vec<Vec<f64>>> = BTreeMap::new();
     for (i, u) in spec.units.iter().enumerate() {
-        let pos = spec.units[..i].iter().filter(|v| v.answer == u.answer).count();
+        let pos = spec.units[..i]
+            .iter()
+            .filter(|v| v.answer == u.answer)
+            .count();
         conn.execute(
             "INSERT INTO uq_unit(answer_id, granularity, position, text) VALUES (?1, ?2, ?3, ?4)",
-            params![answer_ids[u.answer], spec.granularity, pos as i64, format!("Claim {pos} of answer {}.", u.answer)],
+            params![
+                answer_ids[u.answer],
+                spec.granularity,
+                pos as i64,
+                format!("Claim {pos} of answer {}.", u.answer)
+            ],
         )
         .unwrap();
         let unit_id = conn.last_insert_rowid();
@@ -159,7 +206,9 @@ fn insert_run(conn: &Connection, spec: &RunSpec) {
                 params![unit_id, SCORERS[k], s],
             )
             .unwrap();
-            let e = per_answer.entry(u.answer).or_insert_with(|| vec![Vec::new(); SCORERS.len()]);
+            let e = per_answer
+                .entry(u.answer)
+                .or_insert_with(|| vec![Vec::new(); SCORERS.len()]);
             if let Some(s) = s {
                 e[k].push(*s);
             }
@@ -217,7 +266,9 @@ fn f3(v: Option<f64>) -> String {
 
 /// The cell texts of each row of the table with `id`.
 fn table_rows(html: &str, id: &str) -> Vec<Vec<String>> {
-    let start = html.find(&format!("<table id=\"{id}\">")).unwrap_or_else(|| panic!("no table {id}"));
+    let start = html
+        .find(&format!("<table id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no table {id}"));
     let body = &html[start..start + html[start..].find("</table>").unwrap()];
     body.split("<tr>")
         .skip(2) // before the first row, the header row
@@ -237,15 +288,25 @@ fn table_rows(html: &str, id: &str) -> Vec<Vec<String>> {
 /// every `&` an entity.
 fn check_svg(name: &str, svg: &str) {
     let t = svg.trim();
-    assert!(t.starts_with("<svg") && t.ends_with("</svg>"), "{name}: not one <svg> element");
+    assert!(
+        t.starts_with("<svg") && t.ends_with("</svg>"),
+        "{name}: not one <svg> element"
+    );
     let mut stack: Vec<&str> = Vec::new();
     let mut rest = t;
     while let Some(i) = rest.find('<') {
-        let j = rest[i..].find('>').unwrap_or_else(|| panic!("{name}: unterminated tag")) + i;
+        let j = rest[i..]
+            .find('>')
+            .unwrap_or_else(|| panic!("{name}: unterminated tag"))
+            + i;
         let tag = &rest[i + 1..j];
         assert!(!tag.contains('<'), "{name}: '<' inside a tag: {tag}");
         if let Some(close) = tag.strip_prefix('/') {
-            assert_eq!(stack.pop(), Some(close.trim()), "{name}: unbalanced </{close}>");
+            assert_eq!(
+                stack.pop(),
+                Some(close.trim()),
+                "{name}: unbalanced </{close}>"
+            );
         } else if !tag.ends_with('/') {
             let tname = tag.split_whitespace().next().unwrap_or("");
             stack.push(tname);
@@ -261,7 +322,9 @@ fn check_svg(name: &str, svg: &str) {
     for (i, _) in t.match_indices('&') {
         let ent = &t[i..(i + 6).min(t.len())];
         assert!(
-            ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| ent.starts_with(e)),
+            ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"]
+                .iter()
+                .any(|e| ent.starts_with(e)),
             "{name}: raw & at {ent:?}"
         );
     }
@@ -277,7 +340,11 @@ fn report_of_two_runs_matches_independent_metrics_and_renders() {
     drop(conn);
     let out = dir.join("out");
     let o = uqd_report(&[&db, &out]);
-    assert!(o.status.success(), "uqd report failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "uqd report failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
 
     // Every referenced figure exists and parses; every SVG written is referenced.
@@ -301,7 +368,10 @@ fn report_of_two_runs_matches_independent_metrics_and_renders() {
         check_svg(f, &svg);
         assert!(svg.contains("</text>"), "{f}: no text (ticks, title)");
     }
-    let all_svgs: String = referenced.iter().map(|f| std::fs::read_to_string(out.join(f)).unwrap()).collect();
+    let all_svgs: String = referenced
+        .iter()
+        .map(|f| std::fs::read_to_string(out.join(f)).unwrap())
+        .collect();
 
     // Escaping: the hostile scorer name and prompt appear only escaped.
     assert!(!html.contains("<script"), "unescaped scorer name in HTML");
@@ -310,7 +380,10 @@ fn report_of_two_runs_matches_independent_metrics_and_renders() {
     assert!(html.contains(&escape(HOSTILE_PROMPT)));
     assert!(!html.contains("nli-minilm-l6 <b>") && html.contains("nli-minilm-l6 &lt;b&gt;"));
     assert!(all_svgs.contains(&escape(HOSTILE_SCORER)));
-    assert!(!html.contains("http://") && !html.contains("https://"), "external resource in HTML");
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "external resource in HTML"
+    );
 
     // Unit-level metrics, recomputed here.
     let rows = table_rows(&html, "unit-metrics");
@@ -333,7 +406,11 @@ fn report_of_two_runs_matches_independent_metrics_and_renders() {
                 spec.granularity.to_string(),
                 escape(scorer),
                 spec.units.len().to_string(),
-                spec.units.iter().filter(|u| u.label.is_some()).count().to_string(),
+                spec.units
+                    .iter()
+                    .filter(|u| u.label.is_some())
+                    .count()
+                    .to_string(),
                 n.to_string(),
                 if objective_only { "yes" } else { "no" }.to_string(),
                 f3((n > 0).then(|| labels.iter().filter(|&&l| l).count() as f64 / n as f64)),
@@ -356,8 +433,14 @@ fn report_of_two_runs_matches_independent_metrics_and_renders() {
         }
     }
     // The claim runs are labelled and objective-filtered; the sentence run is all n/a.
-    assert!(rows.iter().filter(|r| r[0] == "2").all(|r| r[6] == "yes" && r[5] != r[4]));
-    assert!(rows.iter().filter(|r| r[0] == "3").all(|r| r[8] == "n/a" && r[5] == "0"));
+    assert!(rows
+        .iter()
+        .filter(|r| r[0] == "2")
+        .all(|r| r[6] == "yes" && r[5] != r[4]));
+    assert!(rows
+        .iter()
+        .filter(|r| r[0] == "3")
+        .all(|r| r[8] == "n/a" && r[5] == "0"));
 
     // Response-level correlations against the mean factual label of each answer.
     let resp = table_rows(&html, "response-metrics");
@@ -369,8 +452,12 @@ fn report_of_two_runs_matches_independent_metrics_and_renders() {
             for a in 0..spec.answers {
                 let units: Vec<&Unit> = spec.units.iter().filter(|u| u.answer == a).collect();
                 let scores: Vec<f64> = units.iter().filter_map(|u| u.scores[k]).collect();
-                let labels: Vec<f64> = units.iter().filter_map(|u| u.label.map(f64::from)).collect();
-                if let (Some(s), false) = (aggregate(&scores, Aggregation::Mean), labels.is_empty()) {
+                let labels: Vec<f64> = units
+                    .iter()
+                    .filter_map(|u| u.label.map(f64::from))
+                    .collect();
+                if let (Some(s), false) = (aggregate(&scores, Aggregation::Mean), labels.is_empty())
+                {
                     x.push(s);
                     y.push(labels.iter().sum::<f64>() / labels.len() as f64);
                 }
@@ -423,10 +510,14 @@ fn tick(v: f64) -> String {
 /// Renders the page with a headless Chromium, when one is on PATH, and checks the screenshot
 /// is not blank.
 fn render(index: &Path, dir: &Path) {
-    let Some(browser) = ["chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|b| which(b))
-    else {
+    let Some(browser) = [
+        "chromium-headless-shell",
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+    ]
+    .iter()
+    .find_map(|b| which(b)) else {
         eprintln!("SKIP render check: no chromium-headless-shell or chromium on PATH (apt-get install chromium-headless-shell)");
         return;
     };
@@ -450,15 +541,30 @@ fn render(index: &Path, dir: &Path) {
     while child.try_wait().unwrap().is_none() {
         if t.elapsed() > Duration::from_secs(120) {
             let _ = child.kill();
-            panic!("{} did not finish the screenshot in 120 s", browser.display());
+            panic!(
+                "{} did not finish the screenshot in 120 s",
+                browser.display()
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
-    assert!(size > 30_000, "screenshot {} is {size} bytes: blank page?", png.display());
+    assert!(
+        size > 30_000,
+        "screenshot {} is {size} bytes: blank page?",
+        png.display()
+    );
     if let Some(frac) = non_white_fraction(&png) {
-        eprintln!("render: {} bytes, {:.1}% non-white pixels", size, frac * 100.0);
-        assert!(frac > 0.02, "screenshot nearly blank: {:.2}% non-white", frac * 100.0);
+        eprintln!(
+            "render: {} bytes, {:.1}% non-white pixels",
+            size,
+            frac * 100.0
+        );
+        assert!(
+            frac > 0.02,
+            "screenshot nearly blank: {:.2}% non-white",
+            frac * 100.0
+        );
     }
     if let Ok(keep) = std::env::var("UQ_REPORT_SCREENSHOT") {
         std::fs::copy(&png, &keep).unwrap();
@@ -504,9 +610,17 @@ for y in range(h):
     prev = line
 print(nonwhite / (w * h))
 "#;
-    let o = Command::new("python3").arg("-c").arg(DECODE).arg(png).output().ok()?;
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(DECODE)
+        .arg(png)
+        .output()
+        .ok()?;
     if !o.status.success() {
-        eprintln!("python3 could not decode the PNG: {}", String::from_utf8_lossy(&o.stderr));
+        eprintln!(
+            "python3 could not decode the PNG: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         return None;
     }
     String::from_utf8_lossy(&o.stdout).trim().parse().ok()
@@ -526,19 +640,32 @@ fn empty_database_and_missing_schema_give_clear_messages() {
 
     // A SQLite file without the schema: an error that says what to do, no panic.
     let plain = dir.join("plain.db");
-    Connection::open(&plain).unwrap().execute_batch("CREATE TABLE t(x)").unwrap();
+    Connection::open(&plain)
+        .unwrap()
+        .execute_batch("CREATE TABLE t(x)")
+        .unwrap();
     let o = uqd_report(&[&plain, &dir.join("plain-out")]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
-    assert!(err.contains("no uqlite schema") && err.contains("uqd score"), "{err}");
+    assert!(
+        err.contains("no uqlite schema") && err.contains("uqd score"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 
     // Not a database, and no file at all.
     let junk = dir.join("junk.db");
-    std::fs::write(&junk, b"this is not sqlite, just text that is long enough to be a header").unwrap();
+    std::fs::write(
+        &junk,
+        b"this is not sqlite, just text that is long enough to be a header",
+    )
+    .unwrap();
     let o = uqd_report(&[&junk, &dir.join("junk-out")]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && !err.contains("panicked") && err.contains("junk.db"), "{err}");
+    assert!(
+        !o.status.success() && !err.contains("panicked") && err.contains("junk.db"),
+        "{err}"
+    );
     let o = uqd_report(&[&dir.join("missing.db")]);
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("does not exist"));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -557,7 +684,16 @@ fn unlabelled_scores_give_tables_with_na_and_a_note() {
             scores: (0..SCORERS.len()).map(|_| Some(rng.next())).collect(),
         })
         .collect();
-    insert_run(&conn, &RunSpec { run_id: 1, granularity: "sentence", num_samples: Some(5), units, answers: 2 });
+    insert_run(
+        &conn,
+        &RunSpec {
+            run_id: 1,
+            granularity: "sentence",
+            num_samples: Some(5),
+            units,
+            answers: 2,
+        },
+    );
     drop(conn);
     let out = dir.join("r");
     let o = uqd_report(&[&db, &out]);
@@ -569,7 +705,8 @@ fn unlabelled_scores_give_tables_with_na_and_a_note() {
     assert!(rows.iter().all(|r| r[3] == "3" || r[3] == "6"));
     assert!(rows.iter().all(|r| r[8..].iter().all(|c| c == "n/a")));
     let svgs = std::fs::read_dir(&out).unwrap().filter(|e| {
-        e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "svg"))
+        e.as_ref()
+            .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "svg"))
     });
     assert_eq!(svgs.count(), 0);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -124,11 +124,15 @@ fn expected_group(g: &[String]) -> (f64, f64, f64, f64, f64) {
     let back: Vec<NliProbs> = cands.iter().map(|y| nli(y, &g[0])).collect();
     let nc = noncontradiction_score(&g[0], cands, &fwd, &back);
     let emb = ENGINE.embed(g).unwrap();
-    let cos = (1..g.len()).map(|j| normalized_cosine(&emb[0], &emb[j])).sum::<f64>()
+    let cos = (1..g.len())
+        .map(|j| normalized_cosine(&emb[0], &emb[j]))
+        .sum::<f64>()
         / cands.len() as f64;
     let tok = ENGINE.token_embeddings(g).unwrap();
-    let bert =
-        (1..g.len()).map(|j| bertscore_f1(&tok[0], &tok[j])).sum::<f64>() / cands.len() as f64;
+    let bert = (1..g.len())
+        .map(|j| bertscore_f1(&tok[0], &tok[j]))
+        .sum::<f64>()
+        / cands.len() as f64;
     let exact = cands.iter().filter(|c| **c == g[0]).count() as f64 / cands.len() as f64;
     let _ = negentropy_pairs(g);
     let ne = semantic_negentropy_of_answers(g, Clustering::Uqlm, |a, b| nli(&g[a], &g[b]));
@@ -159,13 +163,21 @@ fn unit_qa_scores_equal_the_core_maths_and_rerun_from_cache() {
     let seen = fake.seen();
     let users: Vec<String> = seen.iter().map(user_message).collect();
     for unit in [UNIT_BORN, UNIT_NOBEL] {
-        assert!(users.contains(&prompts::unit_qa_single_question(unit)), "{users:?}");
+        assert!(
+            users.contains(&prompts::unit_qa_single_question(unit)),
+            "{users:?}"
+        );
         let answer = prompts::unit_qa_answer(&question_for(unit), Some(QUESTION), None);
         let calls: Vec<&Value> = seen.iter().filter(|b| user_message(b) == answer).collect();
         assert_eq!(calls.len(), 2, "original + samples for {unit}");
         let mut temps: Vec<(f64, u64)> = calls
             .iter()
-            .map(|b| (b["temperature"].as_f64().unwrap(), b["n"].as_u64().unwrap_or(1)))
+            .map(|b| {
+                (
+                    b["temperature"].as_f64().unwrap(),
+                    b["n"].as_u64().unwrap_or(1),
+                )
+            })
             .collect();
         temps.sort_by(|a, b| a.partial_cmp(b).unwrap());
         assert_eq!(temps, vec![(0.0, 1), (1.0, 3)]);
@@ -187,7 +199,10 @@ fn unit_qa_scores_equal_the_core_maths_and_rerun_from_cache() {
         let exp = want(i);
         assert_eq!(got.len(), 2, "{scorer}: {r}");
         for k in 0..2 {
-            assert!(close(got[k], exp[k]), "{scorer} unit {k}: {got:?} vs {exp:?}");
+            assert!(
+                close(got[k], exp[k]),
+                "{scorer} unit {k}: {got:?} vs {exp:?}"
+            );
         }
         let mean = (exp[0] + exp[1]) / 2.0;
         assert!(close(r["response_scores"][scorer].as_f64().unwrap(), mean));
@@ -206,13 +221,18 @@ fn unit_qa_scores_equal_the_core_maths_and_rerun_from_cache() {
 #[test]
 fn several_questions_are_averaged() {
     let (d, fake) = setup("unit-qa-q2");
-    let r = d.ok(&json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
-        "units": [UNIT_NOBEL], "scorers": ["qa_exact_match"], "num_questions": 2,
-        "qa_samples": 3, "temperature": 1.0, "llm": fake.config(),
-    }}));
+    let r = d.ok(
+        &json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
+            "units": [UNIT_NOBEL], "scorers": ["qa_exact_match"], "num_questions": 2,
+            "qa_samples": 3, "temperature": 1.0, "llm": fake.config(),
+        }}),
+    );
     // The paper's question prompt with the response as context; two `###` questions.
     let users: Vec<String> = fake.seen().iter().map(user_message).collect();
-    assert!(users.contains(&prompts::unit_qa_questions(RESPONSE, UNIT_NOBEL, 2)), "{users:?}");
+    assert!(
+        users.contains(&prompts::unit_qa_questions(RESPONSE, UNIT_NOBEL, 2)),
+        "{users:?}"
+    );
     // Equal temperatures: one call with n = 4 per question (y0 = sample 0).
     let answer_calls: Vec<Value> = fake
         .seen()
@@ -231,8 +251,10 @@ fn claim_merging_builds_the_union_like_uqlm() {
     let (d, fake) = setup("merge");
     let options = json!({"granularity": "claim", "units": [C_PHYSICIST, C_PARIS],
                          "llm": fake.config()});
-    let union = d.ok(&json!({"op": "claim_union", "response": RESPONSE, "samples": SAMPLES,
-                             "options": options}));
+    let union = d.ok(
+        &json!({"op": "claim_union", "response": RESPONSE, "samples": SAMPLES,
+                             "options": options}),
+    );
     assert_eq!(union["claims"], json!([C_PHYSICIST, C_PARIS, C_WARSAW]));
     // Merges: sample 1 adds the Warsaw claim (only its claims not yet in the master list are
     // sent); sample 2 has no claims and sample 3 only known ones: no call for them.
@@ -251,17 +273,24 @@ fn claim_merging_builds_the_union_like_uqlm() {
         .iter()
         .filter(|b| user_message(b).contains("Please breakdown"))
         .count();
-    assert_eq!(decompositions, 3, "each sample decomposed once (the response has units)");
+    assert_eq!(
+        decompositions, 3,
+        "each sample decomposed once (the response has units)"
+    );
 
     // Graph scores with the merged union equal those with the same union given by the caller.
     let scorers = ["page_rank", "closeness_centrality", "harmonic_centrality"];
-    let merged = d.ok(&json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
+    let merged = d.ok(
+        &json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
         "granularity": "claim", "units": [C_PHYSICIST, C_PARIS], "scorers": scorers,
-        "llm": fake.config()}}));
+        "llm": fake.config()}}),
+    );
     let n = fake.requests();
-    let given = d.ok(&json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
+    let given = d.ok(
+        &json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
         "granularity": "claim", "units": [C_PHYSICIST, C_PARIS], "scorers": scorers,
-        "claim_union": union["claims"], "llm": fake.config()}}));
+        "claim_union": union["claims"], "llm": fake.config()}}),
+    );
     assert_eq!(fake.requests(), n, "a given claim_union makes no LLM call");
     assert_eq!(merged, given);
 }
@@ -270,39 +299,80 @@ fn claim_merging_builds_the_union_like_uqlm() {
 fn short_form_scorers_compare_whole_answers_without_decomposing() {
     let (d, fake) = setup("short-form");
     let lp = [0.5f64.ln(), 0.25f64.ln(), 0.0];
-    let r = d.ok(&json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
+    let r = d.ok(
+        &json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
         "granularity": "claim", "llm": fake.config(), "response_logprobs": lp,
         "scorers": ["shortform_noncontradiction", "shortform_cosine_sim", "shortform_bert_score",
-                    "shortform_semantic_negentropy", "normalized_probability"]}}));
+                    "shortform_semantic_negentropy", "normalized_probability"]}}),
+    );
     assert_eq!(fake.requests(), 0, "no decomposition, no LLM call");
     assert_eq!(r["units"], json!([]));
     assert_eq!(r["scores"], json!([]));
-    let g: Vec<String> = std::iter::once(RESPONSE).chain(SAMPLES).map(String::from).collect();
+    let g: Vec<String> = std::iter::once(RESPONSE)
+        .chain(SAMPLES)
+        .map(String::from)
+        .collect();
     let (nc, cos, bert, _, ne) = expected_group(&g);
     let rs = &r["response_scores"];
-    assert!(close(rs["shortform_noncontradiction"].as_f64().unwrap(), nc), "{r}");
-    assert!(close(rs["shortform_cosine_sim"].as_f64().unwrap(), cos), "{r}");
-    assert!(close(rs["shortform_bert_score"].as_f64().unwrap(), bert), "{r}");
-    assert!(close(rs["shortform_semantic_negentropy"].as_f64().unwrap(), ne), "{r}");
+    assert!(
+        close(rs["shortform_noncontradiction"].as_f64().unwrap(), nc),
+        "{r}"
+    );
+    assert!(
+        close(rs["shortform_cosine_sim"].as_f64().unwrap(), cos),
+        "{r}"
+    );
+    assert!(
+        close(rs["shortform_bert_score"].as_f64().unwrap(), bert),
+        "{r}"
+    );
+    assert!(
+        close(rs["shortform_semantic_negentropy"].as_f64().unwrap(), ne),
+        "{r}"
+    );
     // exp(mean(ln .5, ln .25, 0)) = 0.125^(1/3) = 0.5
-    assert!(close(rs["normalized_probability"].as_f64().unwrap(), 0.5), "{r}");
+    assert!(
+        close(rs["normalized_probability"].as_f64().unwrap(), 0.5),
+        "{r}"
+    );
     assert!(r.get("notes").is_none(), "{r}");
 
     // Without log-probabilities: NULL and a note that names the option.
-    let r = d.ok(&json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
-        "scorers": ["normalized_probability"]}}));
+    let r = d.ok(
+        &json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
+        "scorers": ["normalized_probability"]}}),
+    );
     assert_eq!(r["response_scores"]["normalized_probability"], Value::Null);
-    assert!(r["notes"][0].as_str().unwrap().contains("response_logprobs"), "{r}");
+    assert!(
+        r["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("response_logprobs"),
+        "{r}"
+    );
 
     // Mixed with a unit scorer: unit rows only for the unit scorer.
-    let r = d.ok(&json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
-        "scorers": ["entailment", "shortform_cosine_sim"]}}));
+    let r = d.ok(
+        &json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
+        "scorers": ["entailment", "shortform_cosine_sim"]}}),
+    );
     assert_eq!(r["units"].as_array().unwrap().len(), 2);
-    assert!(r["scores"].as_array().unwrap().iter().all(|s| s["scorer"] == "entailment"));
-    assert!(close(r["response_scores"]["shortform_cosine_sim"].as_f64().unwrap(), cos));
+    assert!(r["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["scorer"] == "entailment"));
+    assert!(close(
+        r["response_scores"]["shortform_cosine_sim"]
+            .as_f64()
+            .unwrap(),
+        cos
+    ));
 
     // Options are validated with the option's name.
-    let e = d.err(&json!({"op": "score", "response": RESPONSE, "samples": SAMPLES,
-                          "options": {"scorers": ["qa_exact_match"], "qa_samples": 0}}));
+    let e = d.err(
+        &json!({"op": "score", "response": RESPONSE, "samples": SAMPLES,
+                          "options": {"scorers": ["qa_exact_match"], "qa_samples": 0}}),
+    );
     assert!(e.contains("qa_samples"), "{e}");
 }

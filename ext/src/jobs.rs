@@ -112,11 +112,7 @@ fn db_path(func: &str, conn: &Connection) -> Result<String, String> {
 /// tables there.
 fn find_table(func: &str, conn: &Connection, name: &str) -> Result<String, String> {
     let found: Option<String> = conn
-        .query_row(
-            "SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view') AND name = ?1 COLLATE NOCASE",
-            [name],
-            |r| r.get(0),
-        )
+        .query_row(jobs::TABLE_NAME, [name], |r| r.get(0))
         .optional()
         .map_err(|e| format!("{func}: cannot read the schema: {e}"))?;
     if let Some(t) = found {
@@ -131,7 +127,7 @@ fn find_table(func: &str, conn: &Connection, name: &str) -> Result<String, Strin
         .map(|n| n > 0)
         .unwrap_or(false);
     let mut st = conn
-        .prepare("SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'uq\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+        .prepare(jobs::LIST_TABLES)
         .map_err(|e| format!("{func}: {e}"))?;
     let tables = st
         .query_map([], |r| r.get::<_, String>(0))

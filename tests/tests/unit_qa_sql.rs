@@ -64,7 +64,10 @@ fn short_form_response_confidence_and_debug_notes() {
     let cos: f64 = lines[0].parse().unwrap_or_else(|_| panic!("{out}"));
     assert!(cos > 0.5 && cos <= 1.0, "{out}");
     let np: f64 = lines[1].parse().unwrap_or_else(|_| panic!("{out}"));
-    assert!((np - 0.5).abs() < 1e-9, "exp(mean(ln .5, ln .25, 0)) = 0.5: {out}");
+    assert!(
+        (np - 0.5).abs() < 1e-9,
+        "exp(mean(ln .5, ln .25, 0)) = 0.5: {out}"
+    );
     assert_eq!(lines[2], "0", "short-form scorers have no unit rows: {out}");
     assert_eq!(lines[3], "NULL", "{out}");
     assert!(
@@ -77,7 +80,10 @@ fn short_form_response_confidence_and_debug_notes() {
         lit(RESPONSE),
         json_lit(&SAMPLES)
     ));
-    assert!(e.contains("response_confidence") && e.contains("num_questions"), "{e}");
+    assert!(
+        e.contains("response_confidence") && e.contains("num_questions"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -108,11 +114,13 @@ fn unit_qa_and_claim_union_on_the_local_model() {
         json_lit(&SAMPLES),
         lit(union_opts)
     ));
-    let claims: Vec<String> = serde_json::from_str(union.trim()).unwrap_or_else(|e| panic!("{e}: {union}"));
+    let claims: Vec<String> =
+        serde_json::from_str(union.trim()).unwrap_or_else(|e| panic!("{e}: {union}"));
     assert_eq!(claims[0], "Paris is the capital of France.", "{union}");
-    let graph_opts = serde_json::json!({"granularity": "claim", "units": ["Paris is the capital of France."],
+    let graph_opts =
+        serde_json::json!({"granularity": "claim", "units": ["Paris is the capital of France."],
         "claim_union": claims, "scorers": ["page_rank"]})
-    .to_string();
+        .to_string();
     let out = sb.sqlite_ok(&format!(
         "SELECT score FROM uq_unit_scores({}, {}, {});",
         lit(RESPONSE),
@@ -128,7 +136,13 @@ fn unit_qa_and_claim_union_on_the_local_model() {
         lit(RESPONSE),
         json_lit(&SAMPLES)
     ));
-    assert!(e.contains("uq_claim_union") && e.contains("decomposition_llm"), "{e}");
+    assert!(
+        e.contains("uq_claim_union") && e.contains("decomposition_llm"),
+        "{e}"
+    );
     let e = sb.sqlite_err("SELECT uq_claim_union('a', '[]');");
-    assert!(e.contains("uq_claim_union") && e.contains("samples_json"), "{e}");
+    assert!(
+        e.contains("uq_claim_union") && e.contains("samples_json"),
+        "{e}"
+    );
 }

@@ -159,7 +159,11 @@ pub fn semantic_negentropy_of_answers(
 /// uqlm's `LongTextQA._process_bb_result` (`np.mean` over the unit's `num_questions` scores).
 /// NaN questions (none could be had) are skipped; no question → NaN.
 pub fn unit_qa_score(per_question: &[f64]) -> f64 {
-    let v: Vec<f64> = per_question.iter().copied().filter(|x| !x.is_nan()).collect();
+    let v: Vec<f64> = per_question
+        .iter()
+        .copied()
+        .filter(|x| !x.is_nan())
+        .collect();
     mean(&v)
 }
 
@@ -202,14 +206,23 @@ mod tests {
         let back = [nli(0.6, 0.2, 0.2), nli(0.9, 0.0, 0.1), nli(0.3, 0.3, 0.4)];
         // pair 1: (0.2 + 0.4)/2 = 0.3; pair 2: identical → 1 (the NLI is ignored);
         // pair 3: (0.9 + 0.7)/2 = 0.8; mean = (0.3 + 1 + 0.8)/3 = 0.7.
-        assert!(close(noncontradiction_score("Paris", &cands, &fwd, &back), 0.7));
+        assert!(close(
+            noncontradiction_score("Paris", &cands, &fwd, &back),
+            0.7
+        ));
         assert!(noncontradiction_score("Paris", &[], &[], &[]).is_nan());
-        assert!(close(pair_noncontradiction(false, &nli(0.5, 0.5, 0.0), &nli(0.0, 1.0, 0.0)), 0.75));
+        assert!(close(
+            pair_noncontradiction(false, &nli(0.5, 0.5, 0.0), &nli(0.0, 1.0, 0.0)),
+            0.75
+        ));
     }
 
     #[test]
     fn exact_match_share() {
-        assert!(close(exact_match_score("Paris", &s(&["Paris", "paris", "Paris", "Lyon"])), 0.5));
+        assert!(close(
+            exact_match_score("Paris", &s(&["Paris", "paris", "Paris", "Lyon"])),
+            0.5
+        ));
         assert!(exact_match_score("x", &[]).is_nan());
     }
 
@@ -243,12 +256,21 @@ mod tests {
         assert!(close(got, 0.25), "{got}");
         // all identical → 1; one answer → 1; none → NaN.
         let same = s(&["a", "a", "a"]);
-        assert_eq!(semantic_negentropy_of_answers(&same, Clustering::Uqlm, |_, _| con), 1.0);
-        assert_eq!(semantic_negentropy_of_answers(&same[..1], Clustering::Uqlm, |_, _| con), 1.0);
+        assert_eq!(
+            semantic_negentropy_of_answers(&same, Clustering::Uqlm, |_, _| con),
+            1.0
+        );
+        assert_eq!(
+            semantic_negentropy_of_answers(&same[..1], Clustering::Uqlm, |_, _| con),
+            1.0
+        );
         assert!(semantic_negentropy_of_answers(&[], Clustering::Uqlm, |_, _| con).is_nan());
         // all different and contradicting → 0.
         let diff = s(&["a", "b", "c"]);
-        assert!(close(semantic_negentropy_of_answers(&diff, Clustering::Bidirectional, |_, _| con), 0.0));
+        assert!(close(
+            semantic_negentropy_of_answers(&diff, Clustering::Bidirectional, |_, _| con),
+            0.0
+        ));
     }
 
     #[test]

@@ -18,14 +18,12 @@ pub fn create_job(
 ) -> Result<i64, String> {
     let name = jobs::table_name(func, table)?;
     let exact: Option<String> = conn
-        .query_row(jobs::TABLE_KIND.replace("type FROM", "name FROM").as_str(), [&name], |r| {
-            r.get(0)
-        })
+        .query_row(jobs::TABLE_NAME, [&name], |r| r.get(0))
         .optional()
         .map_err(|e| format!("{func}: cannot read the schema: {e}"))?;
     let Some(table) = exact else {
         let mut st = conn
-            .prepare("SELECT name FROM main.sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'uq\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+            .prepare(jobs::LIST_TABLES)
             .map_err(|e| format!("{func}: {e}"))?;
         let tables = st
             .query_map([], |r| r.get::<_, String>(0))

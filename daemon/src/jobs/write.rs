@@ -3,7 +3,7 @@
 //! labels and errors, and the job's counters, commit together or not at all.
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
-use uq_core::jobs::{self, JobSpec};
+use uq_core::jobs::JobSpec;
 use uq_llm::Usage;
 
 use super::run::{JobRow, Progress, RowOut, SourceRow};
@@ -368,6 +368,3 @@ pub fn unfinished_jobs(conn: &Connection) -> Result<Vec<i64>, String> {
         .map_err(sql_err("list jobs"))?;
     Ok(ids)
 }
-
-/// Kept for callers that name statuses.
-pub use jobs::is_final;

@@ -36,7 +36,10 @@ pub fn all(report: &Report) -> Vec<Figure> {
 /// including `always`.
 fn unit_range(values: impl Iterator<Item = f64>, always: &[f64]) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.chain(always.iter().copied()).filter(|v| v.is_finite()) {
+    for v in values
+        .chain(always.iter().copied())
+        .filter(|v| v.is_finite())
+    {
         lo = lo.min(v);
         hi = hi.max(v);
     }
@@ -58,7 +61,10 @@ fn calibration(report: &Report, out: &mut Vec<Figure>) {
             continue;
         }
         let bins = reliability(&m.pairs);
-        let title = format!("Reliability: {} (run {}, {})", m.scorer, m.run_id, m.granularity);
+        let title = format!(
+            "Reliability: {} (run {}, {})",
+            m.scorer, m.run_id, m.granularity
+        );
         let mut c = Chart::new(520.0, 440.0, (0.0, 1.0), (0.0, 1.0), 0.0).with_legend_below();
         let max_count = bins.iter().map(|b| b.0).max().unwrap_or(1).max(1) as f64;
         let w = 1.0 / bins.len() as f64;
@@ -69,10 +75,19 @@ fn calibration(report: &Report, out: &mut Vec<Figure>) {
             let h = 0.25 * count as f64 / max_count;
             let x0 = b as f64 * w;
             c.bar(x0 + 0.08 * w, x0 + 0.92 * w, 0.0, h, GREY, 0.28);
-            c.text_at(x0 + w / 2.0, h, 0.0, -3.0, &count.to_string(), 10.0, "#444");
+            c.text_at(x0 + w / 2.0, h, -3.0, &count.to_string(), 10.0, "#444");
         }
-        c.line(&[(0.0, Some(0.0)), (1.0, Some(1.0))], GREY, Some("5 4"), 1.2);
-        let pts: Vec<(f64, f64)> = bins.iter().filter(|b| b.0 > 0).map(|b| (b.1, b.2)).collect();
+        c.line(
+            &[(0.0, Some(0.0)), (1.0, Some(1.0))],
+            GREY,
+            Some("5 4"),
+            1.2,
+        );
+        let pts: Vec<(f64, f64)> = bins
+            .iter()
+            .filter(|b| b.0 > 0)
+            .map(|b| (b.1, b.2))
+            .collect();
         let line: Vec<(f64, Option<f64>)> = pts.iter().map(|&(x, y)| (x, Some(y))).collect();
         c.line(&line, color(0), None, 2.0);
         c.points(&pts, color(0), 4.0, &m.scorer);
@@ -83,10 +98,32 @@ fn calibration(report: &Report, out: &mut Vec<Figure>) {
             m.n_evaluated
         ));
         let ticks = nice_ticks(0.0, 1.0, 5);
-        c.axes(&title, "mean confidence score in bin", "observed factual rate", &ticks, &ticks, None);
-        c.legend_item(LegendItem { color: color(0).into(), dash: None, marker: true, name: m.scorer.clone() });
-        c.legend_item(LegendItem { color: GREY.into(), dash: Some("5 4"), marker: false, name: "ideal (diagonal)".into() });
-        c.legend_item(LegendItem { color: "#bbbbbb".into(), dash: None, marker: false, name: "units per bin".into() });
+        c.axes(
+            &title,
+            "mean confidence score in bin",
+            "observed factual rate",
+            &ticks,
+            &ticks,
+            None,
+        );
+        c.legend_item(LegendItem {
+            color: color(0).into(),
+            dash: None,
+            marker: true,
+            name: m.scorer.clone(),
+        });
+        c.legend_item(LegendItem {
+            color: GREY.into(),
+            dash: Some("5 4"),
+            marker: false,
+            name: "ideal (diagonal)".into(),
+        });
+        c.legend_item(LegendItem {
+            color: "#bbbbbb".into(),
+            dash: None,
+            marker: false,
+            name: "units per bin".into(),
+        });
         out.push(Figure {
             section: Section::Calibration,
             file: format!("calibration-{i}.svg"),
@@ -104,7 +141,9 @@ fn uad(report: &Report, out: &mut Vec<Figure>) {
     for (i, g) in report.uad.iter().enumerate() {
         let title = format!("UAD accuracy vs threshold (run {}, {})", g.key.0, g.key.1);
         let (lo, hi) = unit_range(
-            g.curves.iter().flat_map(|c| c.accuracy.iter().flatten().copied()),
+            g.curves
+                .iter()
+                .flat_map(|c| c.accuracy.iter().flatten().copied()),
             &g.baseline.into_iter().collect::<Vec<_>>(),
         );
         let mut c = Chart::new(680.0, 420.0, (-4.0, 94.0), (lo, hi), 210.0);
@@ -120,13 +159,21 @@ fn uad(report: &Report, out: &mut Vec<Figure>) {
             c.line(&pts, color(k), None, 2.0);
             let dots: Vec<(f64, f64)> = pts.iter().filter_map(|&(x, y)| Some((x, y?))).collect();
             c.points(&dots, color(k), 3.5, &curve.scorer);
-            c.legend_item(LegendItem { color: color(k).into(), dash: None, marker: true, name: curve.scorer.clone() });
+            c.legend_item(LegendItem {
+                color: color(k).into(),
+                dash: None,
+                marker: true,
+                name: curve.scorer.clone(),
+            });
         }
         c.legend_item(LegendItem {
             color: GREY.into(),
             dash: Some("6 4"),
             marker: false,
-            name: format!("baseline {}", g.baseline.map(tick_label).unwrap_or_default()),
+            name: format!(
+                "baseline {}",
+                g.baseline.map(tick_label).unwrap_or_default()
+            ),
         });
         let xt: Vec<f64> = UAD_PERCENTILES.iter().map(|&q| f64::from(q)).collect();
         c.axes(
@@ -167,25 +214,57 @@ fn ablation(report: &Report, out: &mut Vec<Figure>) {
             g.source_tables.join(", ")
         );
         let mut c = Chart::new(680.0, 420.0, (mlo - pad, mhi + pad), (lo, hi), 210.0);
-        c.line(&[(mlo - pad, Some(0.5)), (mhi + pad, Some(0.5))], GREY, Some("3 4"), 1.0);
+        c.line(
+            &[(mlo - pad, Some(0.5)), (mhi + pad, Some(0.5))],
+            GREY,
+            Some("3 4"),
+            1.0,
+        );
         for (k, (scorer, pts)) in g.series.iter().enumerate() {
             let line: Vec<(f64, Option<f64>)> = pts.iter().map(|&(m, a)| (m as f64, a)).collect();
             c.line(&line, color(k), None, 2.0);
             let dots: Vec<(f64, f64)> = line.iter().filter_map(|&(x, y)| Some((x, y?))).collect();
             c.points(&dots, color(k), 4.0, scorer);
-            c.legend_item(LegendItem { color: color(k).into(), dash: None, marker: true, name: scorer.clone() });
+            c.legend_item(LegendItem {
+                color: color(k).into(),
+                dash: None,
+                marker: true,
+                name: scorer.clone(),
+            });
         }
-        c.legend_item(LegendItem { color: GREY.into(), dash: Some("3 4"), marker: false, name: "random (0.5)".into() });
+        c.legend_item(LegendItem {
+            color: GREY.into(),
+            dash: Some("3 4"),
+            marker: false,
+            name: "random (0.5)".into(),
+        });
         if g.runs.len() == 1 {
-            c.note("one m only: more runs with other num_samples over the same answers fill the curve");
+            c.note(
+                "one m only: more runs with other num_samples over the same answers fill the curve",
+            );
         }
-        let labels: Vec<String> = g.runs.iter().map(|&(m, r)| format!("{m} (run {r})")).collect();
-        c.axes(&title, "m, sampled answers per answer", "unit-level AUROC", &ms, &nice_ticks(lo, hi, 5), Some(&labels));
+        let labels: Vec<String> = g
+            .runs
+            .iter()
+            .map(|&(m, r)| format!("{m} (run {r})"))
+            .collect();
+        c.axes(
+            &title,
+            "m, sampled answers per answer",
+            "unit-level AUROC",
+            &ms,
+            &nice_ticks(lo, hi, 5),
+            Some(&labels),
+        );
         let mut caption = format!(
             "Runs over the same {} answers at {} granularity, one per m: {}.",
             g.n_answers,
             g.granularity,
-            g.runs.iter().map(|(m, r)| format!("m = {m}: run {r}")).collect::<Vec<_>>().join(", ")
+            g.runs
+                .iter()
+                .map(|(m, r)| format!("m = {m}: run {r}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         if g.runs.len() == 1 {
             caption.push_str(" Only one m so far: score the same answers again with other `num_samples` (new runs) to fill the curve.");

@@ -88,7 +88,11 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
             tcell(&run.granularity),
             tcell(&run.scorers.join(", ")),
             tcell(&run.aggregation),
-            cell(&run.num_samples.map(|m| m.to_string()).unwrap_or_else(|| "all".into())),
+            cell(
+                &run.num_samples
+                    .map(|m| m.to_string())
+                    .unwrap_or_else(|| "all".into())
+            ),
             cell(&run.m.map(|m| m.to_string()).unwrap_or_else(|| "?".into())),
             cell(&run.n_answers.to_string()),
             tcell(&truncate(&o(&run.nli_model), 60)),

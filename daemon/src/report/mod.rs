@@ -31,7 +31,9 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
 use uq_core::aggregate::{percentile, uad_retained};
-use uq_core::metrics::{auroc, average_precision, best_f1_threshold, brier, ece, pearson, spearman};
+use uq_core::metrics::{
+    auroc, average_precision, best_f1_threshold, brier, ece, pearson, spearman,
+};
 
 /// Equal-width bins of the ECE and of the reliability diagrams.
 pub const CALIBRATION_BINS: usize = 10;
@@ -172,6 +174,15 @@ pub struct UadGroup {
     pub curves: Vec<UadCurve>,
 }
 
+/// One scorer's AUROC per m: (scorer, [(m, AUROC)]).
+pub type Series = (String, Vec<(i64, Option<f64>)>);
+
+/// The units of one answer for UAD: (score, evaluated factual label) in unit order.
+type UadUnits = Vec<(Option<f64>, Option<bool>)>;
+
+/// A granularity and the sorted (source_table, source_key) of the answers a run scored.
+type AnswerSet = (String, Vec<(String, String)>);
+
 /// Runs over one set of answers at one granularity, for the AUROC-vs-m figure.
 #[derive(Debug, Clone)]
 pub struct AblationGroup {
@@ -183,7 +194,7 @@ pub struct AblationGroup {
     /// Runs left out: no m known, or a later run with the same m.
     pub skipped: Vec<(i64, String)>,
     /// Per scorer: (m, AUROC).
-    pub series: Vec<(String, Vec<(i64, Option<f64>)>)>,
+    pub series: Vec<Series>,
 }
 
 /// Everything computed for the page.
@@ -203,7 +214,9 @@ pub struct Report {
 /// Writes the report of `db` into `out` (default [`default_out_dir`]).
 pub fn report(db: &Path, out: Option<&Path>) -> Result<Written, String> {
     let data = load(db)?;
-    let out = out.map(Path::to_path_buf).unwrap_or_else(|| default_out_dir(db));
+    let out = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_out_dir(db));
     let report = analyse(db.display().to_string(), data);
     write(&report, &out)
 }
@@ -237,7 +250,11 @@ pub fn load(db: &Path) -> Result<Data, String> {
         "uq_scored_units",
         "uq_scored_answers",
     ];
-    let missing: Vec<&str> = NEEDED.iter().copied().filter(|n| !names.contains(*n)).collect();
+    let missing: Vec<&str> = NEEDED
+        .iter()
+        .copied()
+        .filter(|n| !names.contains(*n))
+        .collect();
     if missing.len() == NEEDED.len() {
         return Err(format!("no uqlite schema in {}: {NO_SCHEMA}", db.display()));
     }
@@ -248,9 +265,14 @@ pub fn load(db: &Path) -> Result<Data, String> {
             missing.join(", ")
         ));
     }
-    let sql_err = |e: rusqlite::Error| format!("cannot read the uqlite tables of {}: {e}", db.display());
+    let sql_err =
+        |e: rusqlite::Error| format!("cannot read the uqlite tables of {}: {e}", db.display());
     let schema_version = conn
-        .query_row("SELECT coalesce(max(version), 0) FROM uq_migrations", [], |r| r.get(0))
+        .query_row(
+            "SELECT coalesce(max(version), 0) FROM uq_migrations",
+            [],
+            |r| r.get(0),
+        )
         .unwrap_or(0);
     let has_samples = names.contains("uq_sample");
     let mut runs: Vec<Run> = conn
@@ -346,13 +368,24 @@ pub fn load(db: &Path) -> Result<Data, String> {
             .collect()
         })
         .map_err(sql_err)?;
-    Ok(Data { schema_version, runs, units, answers })
+    Ok(Data {
+        schema_version,
+        runs,
+        units,
+        answers,
+    })
 }
 
 /// Scorers of a group in the run's `scorers_json` order, then any others by name.
 fn ordered_scorers(run: Option<&Run>, present: &BTreeSet<String>) -> Vec<String> {
     let mut out: Vec<String> = run
-        .map(|r| r.scorers.iter().filter(|s| present.contains(*s)).cloned().collect())
+        .map(|r| {
+            r.scorers
+                .iter()
+                .filter(|s| present.contains(*s))
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default();
     out.dedup();
     for s in present {
@@ -374,8 +407,16 @@ fn evaluated(u: &UnitRow, objective_only: bool) -> Option<(f64, bool)> {
 }
 
 /// Unit metrics of the rows of one scorer.
-pub fn unit_metrics(key: &GroupKey, scorer: &str, rows: &[&UnitRow], objective_only: bool) -> UnitMetrics {
-    let pairs: Vec<(f64, bool)> = rows.iter().filter_map(|u| evaluated(u, objective_only)).collect();
+pub fn unit_metrics(
+    key: &GroupKey,
+    scorer: &str,
+    rows: &[&UnitRow],
+    objective_only: bool,
+) -> UnitMetrics {
+    let pairs: Vec<(f64, bool)> = rows
+        .iter()
+        .filter_map(|u| evaluated(u, objective_only))
+        .collect();
     let scores: Vec<f64> = pairs.iter().map(|p| p.0).collect();
     let labels: Vec<bool> = pairs.iter().map(|p| p.1).collect();
     let negated: Vec<f64> = scores.iter().map(|s| -s).collect();
@@ -394,8 +435,16 @@ pub fn unit_metrics(key: &GroupKey, scorer: &str, rows: &[&UnitRow], objective_o
         auroc: auroc(&scores, &labels),
         auprc_factual: average_precision(&scores, &labels),
         auprc_nonfactual: average_precision(&negated, &flipped),
-        brier: if out_of_range { None } else { brier(&scores, &labels) },
-        ece: if out_of_range { None } else { ece(&scores, &labels, CALIBRATION_BINS) },
+        brier: if out_of_range {
+            None
+        } else {
+            brier(&scores, &labels)
+        },
+        ece: if out_of_range {
+            None
+        } else {
+            ece(&scores, &labels, CALIBRATION_BINS)
+        },
         best_f1: best_f1_threshold(&scores, &labels),
         out_of_range,
         pairs,
@@ -438,7 +487,7 @@ pub fn reliability(pairs: &[(f64, bool)]) -> Vec<(usize, f64, f64)> {
 }
 
 /// UAD accuracy of one scorer over answers (each a list of (score, evaluated label)).
-fn uad_curve(scorer: &str, answers: &[Vec<(Option<f64>, Option<bool>)>]) -> UadCurve {
+fn uad_curve(scorer: &str, answers: &[UadUnits]) -> UadCurve {
     let mut accuracy = Vec::new();
     let mut kept_n = Vec::new();
     for q in UAD_PERCENTILES {
@@ -463,7 +512,11 @@ fn uad_curve(scorer: &str, answers: &[Vec<(Option<f64>, Option<bool>)>]) -> UadC
         accuracy.push((kept > 0).then(|| factual as f64 / kept as f64));
         kept_n.push(kept);
     }
-    UadCurve { scorer: scorer.to_string(), accuracy, kept: kept_n }
+    UadCurve {
+        scorer: scorer.to_string(),
+        accuracy,
+        kept: kept_n,
+    }
 }
 
 /// Computes every table and figure's data.
@@ -483,7 +536,12 @@ pub fn analyse(db: String, data: Data) -> Report {
     }
     let objective_only: BTreeMap<GroupKey, bool> = groups
         .iter()
-        .map(|(k, by)| (k.clone(), by.values().flatten().any(|u| u.objective.is_some())))
+        .map(|(k, by)| {
+            (
+                k.clone(),
+                by.values().flatten().any(|u| u.objective.is_some()),
+            )
+        })
         .collect();
 
     let mut unit_metrics_v = Vec::new();
@@ -509,11 +567,13 @@ pub fn analyse(db: String, data: Data) -> Report {
             let curves = scorers
                 .iter()
                 .map(|scorer| {
-                    let mut per_answer: BTreeMap<i64, Vec<(Option<f64>, Option<bool>)>> =
-                        BTreeMap::new();
+                    let mut per_answer: BTreeMap<i64, UadUnits> = BTreeMap::new();
                     for u in &by_scorer[scorer] {
                         let l = u.label.filter(|_| !obj || u.objective == Some(true));
-                        per_answer.entry(u.answer_id).or_default().push((u.score, l));
+                        per_answer
+                            .entry(u.answer_id)
+                            .or_default()
+                            .push((u.score, l));
                     }
                     uad_curve(scorer, &per_answer.into_values().collect::<Vec<_>>())
                 })
@@ -546,13 +606,17 @@ pub fn analyse(db: String, data: Data) -> Report {
     // Response level.
     let mut resp: BTreeMap<(i64, String, String), Vec<&AnswerRow>> = BTreeMap::new();
     for a in &data.answers {
-        resp.entry((a.run_id, a.scorer.clone(), a.aggregation.clone())).or_default().push(a);
+        resp.entry((a.run_id, a.scorer.clone(), a.aggregation.clone()))
+            .or_default()
+            .push(a);
     }
     let response_metrics = resp
         .into_iter()
         .map(|((run_id, scorer, aggregation), rows)| {
-            let graded: Vec<(f64, f64)> =
-                rows.iter().filter_map(|a| Some((a.score?, a.grade?))).collect();
+            let graded: Vec<(f64, f64)> = rows
+                .iter()
+                .filter_map(|a| Some((a.score?, a.grade?)))
+                .collect();
             let x: Vec<f64> = graded.iter().map(|p| p.0).collect();
             let y: Vec<f64> = graded.iter().map(|p| p.1).collect();
             ResponseMetrics {
@@ -568,17 +632,23 @@ pub fn analyse(db: String, data: Data) -> Report {
         .collect();
 
     // AUROC vs m: runs grouped by granularity and the exact set of (source_table, source_key).
-    let mut answer_sets: BTreeMap<(String, Vec<(String, String)>), Vec<i64>> = BTreeMap::new();
+    let mut answer_sets: BTreeMap<AnswerSet, Vec<i64>> = BTreeMap::new();
     {
         let mut per_group: BTreeMap<GroupKey, BTreeSet<(String, String)>> = BTreeMap::new();
         for u in &data.units {
             per_group
                 .entry((u.run_id, u.granularity.clone()))
                 .or_default()
-                .insert((u.source_table.clone().unwrap_or_default(), u.source_key.clone()));
+                .insert((
+                    u.source_table.clone().unwrap_or_default(),
+                    u.source_key.clone(),
+                ));
         }
         for ((run_id, gran), set) in per_group {
-            answer_sets.entry((gran, set.into_iter().collect())).or_default().push(run_id);
+            answer_sets
+                .entry((gran, set.into_iter().collect()))
+                .or_default()
+                .push(run_id);
         }
     }
     let metric_of: HashMap<(i64, &str, &str), &UnitMetrics> = unit_metrics_v
@@ -618,7 +688,10 @@ pub fn analyse(db: String, data: Data) -> Report {
         }
         let mut scorers: Vec<String> = Vec::new();
         for r in by_m.values() {
-            for m in unit_metrics_v.iter().filter(|m| m.run_id == *r && m.granularity == *gran) {
+            for m in unit_metrics_v
+                .iter()
+                .filter(|m| m.run_id == *r && m.granularity == *gran)
+            {
                 if !scorers.contains(&m.scorer) {
                     scorers.push(m.scorer.clone());
                 }
@@ -630,7 +703,12 @@ pub fn analyse(db: String, data: Data) -> Report {
                 let pts = by_m
                     .iter()
                     .map(|(&m, &r)| {
-                        (m, metric_of.get(&(r, gran.as_str(), s.as_str())).and_then(|x| x.auroc))
+                        (
+                            m,
+                            metric_of
+                                .get(&(r, gran.as_str(), s.as_str()))
+                                .and_then(|x| x.auroc),
+                        )
                     })
                     .collect();
                 (s.clone(), pts)
@@ -649,6 +727,11 @@ pub fn analyse(db: String, data: Data) -> Report {
 
     if data.runs.is_empty() && data.units.is_empty() {
         notes.push(format!("no scored answers in the database: {NO_SCHEMA}"));
+    } else if data.units.is_empty() {
+        notes.push(
+            "the runs have no unit scores yet (a job may still be running: see the view uq_jobs)"
+                .into(),
+        );
     } else if data.units.iter().all(|u| u.label.is_none()) {
         notes.push(
             "no factual labels (uq_label rows of kind 'factual'): AUROC, AUPRC, Brier, ECE, \
@@ -694,7 +777,11 @@ pub fn write(report: &Report, out: &Path) -> Result<Written, String> {
     let index = out.join("index.html");
     std::fs::write(&index, html::page(report, &figs))
         .map_err(|e| format!("cannot write {}: {e}", index.display()))?;
-    Ok(Written { index, figures: paths, notes: report.notes.clone() })
+    Ok(Written {
+        index,
+        figures: paths,
+        notes: report.notes.clone(),
+    })
 }
 
 /// A metric as the page shows it: 3 decimals, or "n/a" when undefined.
@@ -711,8 +798,14 @@ mod tests {
 
     #[test]
     fn default_dir_is_beside_the_db() {
-        assert_eq!(default_out_dir(Path::new("/x/y/bio.db")), PathBuf::from("/x/y/bio-report"));
-        assert_eq!(default_out_dir(Path::new("bio.sqlite")), PathBuf::from("bio-report"));
+        assert_eq!(
+            default_out_dir(Path::new("/x/y/bio.db")),
+            PathBuf::from("/x/y/bio-report")
+        );
+        assert_eq!(
+            default_out_dir(Path::new("bio.sqlite")),
+            PathBuf::from("bio-report")
+        );
     }
 
     #[test]

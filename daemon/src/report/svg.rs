@@ -51,7 +51,11 @@ pub fn truncate(s: &str, max: usize) -> String {
 pub fn tick_label(v: f64) -> String {
     let s = format!("{v:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".into() } else { s.to_string() }
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
 }
 
 /// About `target` "nice" ticks (steps 1, 2, 5 × 10^k) covering [lo, hi].
@@ -216,7 +220,13 @@ impl Chart {
     }
 
     /// A polyline through the points (data coordinates); `None` breaks the line.
-    pub fn line(&mut self, points: &[(f64, Option<f64>)], color: &str, dash: Option<&str>, width: f64) {
+    pub fn line(
+        &mut self,
+        points: &[(f64, Option<f64>)],
+        color: &str,
+        dash: Option<&str>,
+        width: f64,
+    ) {
         let mut segment: Vec<(f64, f64)> = Vec::new();
         let mut segments = Vec::new();
         for &(x, y) in points {
@@ -232,7 +242,9 @@ impl Chart {
         if !segment.is_empty() {
             segments.push(segment);
         }
-        let dash = dash.map(|d| format!(r#" stroke-dasharray="{d}""#)).unwrap_or_default();
+        let dash = dash
+            .map(|d| format!(r#" stroke-dasharray="{d}""#))
+            .unwrap_or_default();
         for seg in segments.iter().filter(|s| s.len() > 1) {
             let pts: Vec<String> = seg.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
             let _ = write!(
@@ -272,12 +284,12 @@ impl Chart {
         );
     }
 
-    /// Text at data coordinates, nudged by (dx, dy) pixels.
-    pub fn text_at(&mut self, x: f64, y: f64, dx: f64, dy: f64, text: &str, size: f64, color: &str) {
+    /// Text centred at data coordinates, nudged down by `dy` pixels (up when negative).
+    pub fn text_at(&mut self, x: f64, y: f64, dy: f64, text: &str, size: f64, color: &str) {
         let _ = write!(
             self.body,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{size}" fill="{color}">{}</text>"#,
-            self.px(x) + dx,
+            self.px(x),
             self.py(y) + dy,
             esc(text)
         );
@@ -310,7 +322,11 @@ impl Chart {
         s.push_str(&self.body);
         let mut lx = self.plot_right() + 14.0;
         let slot = (self.width - self.left) / self.legend.len().max(1) as f64;
-        let max_chars = if self.legend_below { ((slot - 36.0) / 6.5).max(6.0) as usize } else { 28 };
+        let max_chars = if self.legend_below {
+            ((slot - 36.0) / 6.5).max(6.0) as usize
+        } else {
+            28
+        };
         for (i, item) in self.legend.iter().enumerate() {
             let mut y = self.top + 8.0 + 18.0 * i as f64;
             if self.legend_below {
@@ -363,7 +379,10 @@ mod tests {
 
     #[test]
     fn ticks_are_nice() {
-        assert_eq!(nice_ticks(0.0, 1.0, 5), vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]);
+        assert_eq!(
+            nice_ticks(0.0, 1.0, 5),
+            vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
+        );
         assert_eq!(nice_ticks(1.0, 10.0, 5), vec![2.0, 4.0, 6.0, 8.0, 10.0]);
         assert_eq!(tick_label(0.6000000000000001), "0.6");
         assert_eq!(tick_label(10.0), "10");
@@ -373,10 +392,20 @@ mod tests {
     #[test]
     fn chart_is_one_svg_element() {
         let mut c = Chart::new(400.0, 300.0, (0.0, 1.0), (0.0, 1.0), 100.0);
-        c.line(&[(0.0, Some(0.0)), (1.0, Some(1.0))], "#000", Some("4 3"), 1.0);
+        c.line(
+            &[(0.0, Some(0.0)), (1.0, Some(1.0))],
+            "#000",
+            Some("4 3"),
+            1.0,
+        );
         c.points(&[(0.5, 0.5)], "#f00", 3.0, "<x>");
         c.axes("t<", "x", "y", &[0.0, 1.0], &[0.0, 1.0], None);
-        c.legend_item(LegendItem { color: "#f00".into(), dash: None, marker: true, name: "<b>".into() });
+        c.legend_item(LegendItem {
+            color: "#f00".into(),
+            dash: None,
+            marker: true,
+            name: "<b>".into(),
+        });
         let s = c.finish();
         assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         assert!(!s.contains("<b>") && !s.contains("<x>") && s.contains("t&lt;"));

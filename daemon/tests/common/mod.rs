@@ -138,9 +138,14 @@ impl FakeOpenAi {
 
 /// The user message of a request body.
 pub fn user_message(body: &Value) -> String {
+    message(body, "user")
+}
+
+/// The message of `role` (`"user"`, `"system"`) of a request body ("" when none).
+pub fn message(body: &Value, role: &str) -> String {
     body["messages"]
         .as_array()
-        .and_then(|m| m.iter().find(|x| x["role"] == "user"))
+        .and_then(|m| m.iter().find(|x| x["role"] == role))
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default()
         .to_string()
