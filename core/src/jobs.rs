@@ -230,9 +230,10 @@ pub fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// The SELECT reading a job's source rows as (key, prompt, answer, samples, reference), keyed and
-/// ordered by the id column (or rowid). Rows already answered in run `?1` or failed in job `?2`
-/// are skipped, so a resumed job picks up where it stopped.
+/// The SELECT reading the next `?3` of a job's source rows as (key, prompt, answer, samples,
+/// reference), keyed and ordered by the id column (or rowid). Rows already answered in run `?1`
+/// or failed in job `?2` are skipped, so a resumed job picks up where it stopped, and reading
+/// page after page needs no cursor.
 pub fn pending_rows_sql(table: &str, c: &Columns) -> String {
     let id = c.id.as_deref().map_or("rowid".to_string(), quote_ident);
     let col = |x: &Option<String>| x.as_deref().map_or("NULL".to_string(), quote_ident);
@@ -241,7 +242,7 @@ pub fn pending_rows_sql(table: &str, c: &Columns) -> String {
          WHERE {id} IS NOT NULL \
            AND NOT EXISTS (SELECT 1 FROM uq_answer x WHERE x.run_id = ?1 AND x.source_key = CAST(src.{id} AS TEXT)) \
            AND NOT EXISTS (SELECT 1 FROM uq_job_error e WHERE e.job_id = ?2 AND e.source_key = CAST(src.{id} AS TEXT)) \
-         ORDER BY {id}",
+         ORDER BY {id} LIMIT ?3",
         p = col(&c.prompt),
         a = quote_ident(&c.answer),
         s = col(&c.samples),
@@ -250,11 +251,12 @@ pub fn pending_rows_sql(table: &str, c: &Columns) -> String {
     )
 }
 
-/// The SELECT counting a job's source rows.
+/// The SELECT counting a job's source rows: distinct non-NULL ids (rows sharing an id are one
+/// row of results).
 pub fn count_rows_sql(table: &str, c: &Columns) -> String {
     let id = c.id.as_deref().map_or("rowid".to_string(), quote_ident);
     format!(
-        "SELECT count(*) FROM main.{} WHERE {id} IS NOT NULL",
+        "SELECT count(DISTINCT CAST({id} AS TEXT)) FROM main.{} WHERE {id} IS NOT NULL",
         quote_ident(table)
     )
 }

@@ -253,3 +253,28 @@ fn grading_on_the_embedded_llm() {
                              "reference": "Paris is the capital and largest city of France."}));
     assert_eq!(again, r);
 }
+
+#[test]
+fn big_tables_are_read_page_by_page_and_duplicate_ids_end() {
+    let dir = tmpdir("job-pages");
+    let d = Daemon::new(&dir, "/nonexistent.gguf".into());
+    let db = dir.join("big.db");
+    let mut conn = Connection::open(&db).unwrap();
+    // 1,100 rows (more than two pages of 512) whose answers are NULL: each is a row error, fast.
+    conn.execute_batch(
+        "CREATE TABLE t(k INTEGER, answer TEXT, samples TEXT);
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1100)
+         INSERT INTO t SELECT i, NULL, '[\"s\"]' FROM n;
+         INSERT INTO t VALUES (7, NULL, '[\"s\"]'), (7, NULL, '[\"s\"]');",
+    )
+    .unwrap();
+    let options = json!({"id_column": "k", "chunk_size": 100, "scorers": ["entailment"]});
+    let job = uqd::jobs::create::create_job("test", &mut conn, "t", options.as_object().unwrap())
+        .unwrap();
+    let status = run_job(&ENGINE, &d.llm, &db, job, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    assert_eq!(status, "done");
+    // Key 7 appears three times: one error row for it, and the job still ends.
+    assert_eq!(count(&conn, "SELECT count(*) FROM uq_job_error"), 1100);
+    assert_eq!(count(&conn, "SELECT done FROM uq_job"), 1100);
+    assert_eq!(count(&conn, "SELECT total FROM uq_job"), 1100);
+}

@@ -23,6 +23,9 @@ use crate::grade::{self, Graded};
 use crate::llm::{metered, LlmService, UsageMeter};
 use crate::{generate, pipeline, store, uad};
 
+/// Source rows read at a time.
+pub const PAGE_ROWS: usize = 512;
+
 /// How long a job waits for its row to become visible (the statement that created it commits
 /// when it ends).
 pub const ROW_WAIT: Duration = Duration::from_secs(30);
@@ -166,23 +169,33 @@ pub fn run_job(
         })
         .map_err(|e| format!("cannot count the rows of {:?}: {e}", job.source_table))?;
     write::start(&conn, job_id, total)?;
-    let pending = pending_rows(&conn, &job.source_table, &spec, run_id, job_id)?;
-
     let mut progress = write::progress(&conn, job_id)?;
     on_progress(&progress);
-    for chunk in pending.chunks(spec.chunk_size) {
-        if cancel.load(Ordering::SeqCst) || write::status(&conn, job_id)? == jobs::CANCELLED {
-            write::finish(&conn, job_id, jobs::CANCELLED, Some("cancelled"))?;
-            return Ok(jobs::CANCELLED.into());
+    // Page by page (memory stays bounded on big tables), chunk by chunk within a page.
+    loop {
+        let page = pending_rows(&conn, &job.source_table, &spec, run_id, job_id, PAGE_ROWS)?;
+        if page.is_empty() {
+            break;
         }
-        let meter = Arc::new(UsageMeter::default());
-        let results = score_chunk(engine, llm, &spec, chunk, &meter);
-        let usage: Usage = meter.get();
-        write::commit_chunk(&mut conn, run_id, &job, &spec, chunk, &results, &usage)?;
-        let rows_this_run = progress.rows_this_run + chunk.len();
-        progress = write::progress(&conn, job_id)?;
-        progress.rows_this_run = rows_this_run;
-        on_progress(&progress);
+        let done_before = progress.done;
+        for chunk in page.chunks(spec.chunk_size) {
+            if cancel.load(Ordering::SeqCst) || write::status(&conn, job_id)? == jobs::CANCELLED {
+                write::finish(&conn, job_id, jobs::CANCELLED, Some("cancelled"))?;
+                return Ok(jobs::CANCELLED.into());
+            }
+            let meter = Arc::new(UsageMeter::default());
+            let results = score_chunk(engine, llm, &spec, chunk, &meter);
+            let usage: Usage = meter.get();
+            write::commit_chunk(&mut conn, run_id, &job, &spec, chunk, &results, &usage)?;
+            let rows_this_run = progress.rows_this_run + chunk.len();
+            progress = write::progress(&conn, job_id)?;
+            progress.rows_this_run = rows_this_run;
+            on_progress(&progress);
+        }
+        if progress.done == done_before {
+            // Every row of the page was written before (duplicate ids): nothing left to do.
+            break;
+        }
     }
     if write::status(&conn, job_id)? == jobs::CANCELLED {
         return Ok(jobs::CANCELLED.into());
@@ -203,6 +216,7 @@ fn pending_rows(
     spec: &JobSpec,
     run_id: i64,
     job_id: i64,
+    limit: usize,
 ) -> Result<Vec<SourceRow>, String> {
     let sql = jobs::pending_rows_sql(table, &spec.columns);
     let mut st = conn
@@ -219,7 +233,7 @@ fn pending_rows(
         })
     };
     let rows = st
-        .query_map(params![run_id, job_id], |r| {
+        .query_map(params![run_id, job_id, limit as i64], |r| {
             Ok(SourceRow {
                 key: text(r, 0)?.unwrap_or_default(),
                 prompt: text(r, 1)?,
