@@ -159,8 +159,8 @@ pub fn ece(scores: &[f64], labels: &[bool], bins: usize) -> Option<f64> {
 
 /// Bin of `s` among `bins` equal-width bins [i/B, (i+1)/B), 1.0 in the last. `floor(s·B)` can be
 /// off by one at an edge (0.57 × 100 = 56.99…), so the guess is checked against the edges i/B.
-fn ece_bin(s: f64, bins: usize) -> usize {
-    if s <= 0.0 {
+pub fn ece_bin(s: f64, bins: usize) -> usize {
+    if s <= 0.0 || bins == 0 {
         return 0;
     }
     let edge = |i: usize| i as f64 / bins as f64;

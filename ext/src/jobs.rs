@@ -178,7 +178,11 @@ fn score_table(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<i64> {
     let job_id = conn.last_insert_rowid();
     client
         .call(&Request::JobStart { db, job_id }, false)
-        .map_err(|e| sql_err(format!("{F}: the daemon cannot start job {job_id}: {e}")))?;
+        .map_err(|e| {
+            sql_err(format!(
+                "{F}: job {job_id} is queued but the daemon cannot start it: {e}; once the daemon runs, SELECT uq_wait({job_id}) starts it"
+            ))
+        })?;
     Ok(job_id)
 }
 

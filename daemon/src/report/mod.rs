@@ -451,19 +451,9 @@ pub fn unit_metrics(
     }
 }
 
-/// The calibration bin of a score (as `uq_core::metrics::ece`): [i/B, (i+1)/B), 1 in the last.
+/// The calibration bin of a score, as `uq_core::metrics::ece` bins it.
 pub fn calibration_bin(s: f64, bins: usize) -> usize {
-    if s <= 0.0 || bins == 0 {
-        return 0;
-    }
-    let edge = |i: usize| i as f64 / bins as f64;
-    let mut b = ((s * bins as f64).floor() as usize).min(bins - 1);
-    if b + 1 < bins && s >= edge(b + 1) {
-        b += 1;
-    } else if b > 0 && s < edge(b) {
-        b -= 1;
-    }
-    b
+    uq_core::metrics::ece_bin(s, bins)
 }
 
 /// Per bin: (count, mean score, factual rate).
