@@ -11,6 +11,9 @@
 //! | `answer_column` | the original answer | `answer`, else `response` |
 //! | `samples_column` | JSON array of sampled answers | `samples`, if present |
 //! | `reference_column` | reference text for FactScore grading (`grade`) | — |
+//! | `units_column` | JSON array of the answer's units (stored decompositions: no LLM call) | — |
+//! | `claim_union_column` | JSON array: the row's union of unique claims (graph scorers) | — |
+//! | `labels_column` | JSON array of 0/1/null, one per unit of `units_column`: given labels | — |
 //! | `generate` | n: generate n samples (and the answer when NULL) from the prompt where missing; 0 = never | 0 |
 //! | `grade` | label every unit with FactScore grading against `reference_column` | false |
 //! | `objectivity` | label every unit objective/subjective | false |
@@ -31,6 +34,9 @@ pub const JOB_KEYS: &[&str] = &[
     "answer_column",
     "samples_column",
     "reference_column",
+    "units_column",
+    "claim_union_column",
+    "labels_column",
     "generate",
     "grade",
     "objectivity",
@@ -53,6 +59,15 @@ pub struct Columns {
     pub answer: String,
     pub samples: Option<String>,
     pub reference: Option<String>,
+    /// Per-row units (JSON array), used as option `units`.
+    #[serde(default)]
+    pub units: Option<String>,
+    /// Per-row claim union (JSON array), used as option `claim_union`.
+    #[serde(default)]
+    pub claim_union: Option<String>,
+    /// Per-row labels of the units (JSON array of 0/1/null), written to `uq_label`.
+    #[serde(default)]
+    pub labels: Option<String>,
 }
 
 /// Prices in US dollars per million tokens.
@@ -146,6 +161,21 @@ pub fn parse_job(
     })?;
     let samples = column("samples_column", &["samples"])?;
     let reference = column("reference_column", &[])?;
+    let units = column("units_column", &[])?;
+    let claim_union = column("claim_union_column", &[])?;
+    let labels = column("labels_column", &[])?;
+    if labels.is_some() && units.is_none() {
+        return Err(err(
+            "option labels_column needs option units_column: the labels are matched to the given units by position".into(),
+        ));
+    }
+    for (key, given) in [("units", "units_column"), ("claim_union", "claim_union_column")] {
+        if options.get(given).is_some_and(|v| !v.is_null()) && options.get(key).is_some_and(|v| !v.is_null()) {
+            return Err(err(format!(
+                "options {key} and {given} both give the {key}: keep one (the column gives them per row)"
+            )));
+        }
+    }
 
     let flag = |key: &str| -> Result<bool, String> {
         match options.get(key) {
@@ -211,6 +241,9 @@ pub fn parse_job(
             answer,
             samples,
             reference,
+            units,
+            claim_union,
+            labels,
         },
         generate,
         grade,
@@ -231,14 +264,14 @@ pub fn quote_ident(name: &str) -> String {
 }
 
 /// The SELECT reading the next `?3` of a job's source rows as (key, prompt, answer, samples,
-/// reference), keyed and ordered by the id column (or rowid). Rows already answered in run `?1`
+/// reference, units, claim union, labels), keyed and ordered by the id column (or rowid). Rows already answered in run `?1`
 /// or failed in job `?2` are skipped, so a resumed job picks up where it stopped, and reading
 /// page after page needs no cursor.
 pub fn pending_rows_sql(table: &str, c: &Columns) -> String {
     let id = c.id.as_deref().map_or("rowid".to_string(), quote_ident);
     let col = |x: &Option<String>| x.as_deref().map_or("NULL".to_string(), quote_ident);
     format!(
-        "SELECT CAST({id} AS TEXT) AS k, {p}, {a}, {s}, {r} FROM main.{t} AS src \
+        "SELECT CAST({id} AS TEXT) AS k, {p}, {a}, {s}, {r}, {u}, {cu}, {l} FROM main.{t} AS src \
          WHERE {id} IS NOT NULL \
            AND NOT EXISTS (SELECT 1 FROM uq_answer x WHERE x.run_id = ?1 AND x.source_key = CAST(src.{id} AS TEXT)) \
            AND NOT EXISTS (SELECT 1 FROM uq_job_error e WHERE e.job_id = ?2 AND e.source_key = CAST(src.{id} AS TEXT)) \
@@ -247,6 +280,9 @@ pub fn pending_rows_sql(table: &str, c: &Columns) -> String {
         a = quote_ident(&c.answer),
         s = col(&c.samples),
         r = col(&c.reference),
+        u = col(&c.units),
+        cu = col(&c.claim_union),
+        l = col(&c.labels),
         t = quote_ident(table),
     )
 }
@@ -352,6 +388,10 @@ mod tests {
         assert!(e.contains("prompt_column"), "{e}");
         let e = parse(json!({"grade": true}), &["answer", "samples"]).unwrap_err();
         assert!(e.contains("reference_column"), "{e}");
+        let e = parse(json!({"labels_column": "answer"}), &["answer", "samples"]).unwrap_err();
+        assert!(e.contains("units_column"), "{e}");
+        let e = parse(json!({"units_column": "samples", "units": ["a"]}), &["answer", "samples"]).unwrap_err();
+        assert!(e.contains("units_column"), "{e}");
         let e = parse(json!({"chunk_size": 0}), &["answer", "samples"]).unwrap_err();
         assert!(e.contains("chunk_size"), "{e}");
         let e = parse(json!({"scorer": ["luq"]}), &["answer", "samples"]).unwrap_err();

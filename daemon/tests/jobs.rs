@@ -278,3 +278,70 @@ fn big_tables_are_read_page_by_page_and_duplicate_ids_end() {
     assert_eq!(count(&conn, "SELECT done FROM uq_job"), 1100);
     assert_eq!(count(&conn, "SELECT total FROM uq_job"), 1100);
 }
+
+#[test]
+fn stored_units_claim_unions_and_labels_come_from_columns() {
+    let dir = tmpdir("job-columns");
+    let d = Daemon::new(&dir, "/nonexistent.gguf".into());
+    let db = dir.join("cols.db");
+    let mut conn = Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, answer TEXT, samples TEXT, claims TEXT, uni TEXT, labels TEXT);
+         INSERT INTO t VALUES
+          (1, 'x', json_array('Paris is in France.'), json_array('Paris is in France.', 'Paris is in Peru.'),
+           json_array('Paris is in France.', 'Paris is in Peru.', 'Paris is big.'), json_array(1, 0)),
+          (2, 'x', json_array('Paris is in France.'), json_array('Paris is in France.'), json_array('Paris is in France.'), json_array(1, 0)),
+          (3, 'x', json_array('Paris is in France.'), '[1, 2]', NULL, NULL),
+          (4, 'x', json_array('Paris is in France.'), json_array('Paris is in France.'), json_array('Paris is in France.'), json_array(null));",
+    )
+    .unwrap();
+    let options = json!({"granularity": "claim", "scorers": ["entailment", "page_rank"],
+                         "units_column": "claims", "claim_union_column": "uni", "labels_column": "labels"});
+    let job = uqd::jobs::create::create_job("test", &mut conn, "t", options.as_object().unwrap())
+        .unwrap();
+    run_job(&ENGINE, &d.llm, &db, job, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    let errors: Vec<(String, String)> = conn
+        .prepare("SELECT source_key, error FROM uq_job_error ORDER BY source_key")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].0 == "2" && errors[0].1.contains("2 labels for 1 units"), "{errors:?}");
+    assert!(errors[1].0 == "3" && errors[1].1.contains("JSON array of strings"), "{errors:?}");
+    // Row 1: the given claims are the units, labelled 1 and 0 by the column.
+    let units: Vec<(String, Option<i64>)> = conn
+        .prepare(
+            "SELECT u.text, l.label FROM uq_unit u JOIN uq_answer a USING (answer_id) \
+             LEFT JOIN uq_label l ON l.unit_id = u.unit_id AND l.grader = 'column:labels' \
+             WHERE a.source_key = '1' ORDER BY u.position",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        units,
+        vec![("Paris is in France.".to_string(), Some(1)), ("Paris is in Peru.".to_string(), Some(0))]
+    );
+    // Row 4's null label leaves its unit unlabelled.
+    assert_eq!(
+        count(&conn, "SELECT count(*) FROM uq_label l JOIN uq_unit u USING (unit_id) JOIN uq_answer a USING (answer_id) WHERE a.source_key = '4'"),
+        0
+    );
+    // The graph over the given union has three claim nodes: page_rank scores differ from a
+    // graph over the two units alone, and the France claim (entailed) ranks above Peru.
+    let pr: Vec<f64> = conn
+        .prepare(
+            "SELECT s.score FROM uq_unit_score s JOIN uq_unit u USING (unit_id) JOIN uq_answer a USING (answer_id) \
+             WHERE a.source_key = '1' AND s.scorer = 'page_rank' ORDER BY u.position",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(pr[0] > pr[1], "{pr:?}");
+}

@@ -74,3 +74,46 @@ fn jobs_example_scores_a_table_in_a_database_file() {
     assert_eq!(auroc.len(), 3, "{text}");
     assert_eq!(auroc[0], "entailment|1.0", "{text}");
 }
+
+#[test]
+fn factscore_job_example_scores_stored_claims_and_writes_the_report() {
+    let sb = Sandbox::new("ex-factscore");
+    let cache = sb.dir.join("cache").join("completions.sqlite");
+    let sb = sb.with_env("UQ_CACHE_DB", &cache.display().to_string());
+    let db = sb.dir.join("fs.db");
+    let out = std::process::Command::new("/usr/bin/python3")
+        .arg(root().join("examples/factscore_job.py"))
+        .arg("2")
+        .arg(&db)
+        .env("UQ_SOCKET", &sb.socket)
+        .env("UQ_CACHE_DB", &cache)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "job 1 (m = 3): done, 2/2 rows, 0 errors", "{text}");
+    assert_eq!(lines[1], "job 2 (m = 5): done, 2/2 rows, 0 errors", "{text}");
+    // 4 scorers × 2 runs; every stored claim of the first two bios is labelled 0/1.
+    let rows: Vec<Vec<&str>> = lines[3..11].iter().map(|l| l.split('|').collect()).collect();
+    let labelled = rows[0][2];
+    for r in &rows {
+        assert_eq!(r.len(), 5, "{text}");
+        assert_eq!(r[2], labelled, "{text}");
+        let auroc: f64 = r[3].parse().unwrap();
+        assert!((0.0..=1.0).contains(&auroc), "{text}");
+    }
+    let conn_check = std::process::Command::new("/usr/bin/sqlite3")
+        .arg(&db)
+        .arg("SELECT count(*) FROM uq_label WHERE grader = 'column:labels'; SELECT count(DISTINCT num_samples) FROM uq_run;")
+        .output()
+        .unwrap();
+    let counts = String::from_utf8_lossy(&conn_check.stdout);
+    let counts: Vec<&str> = counts.lines().collect();
+    assert_eq!(counts[0], (2 * labelled.parse::<usize>().unwrap()).to_string());
+    assert_eq!(counts[1], "2");
+    let report = sb.dir.join("fs-report").join("index.html");
+    assert!(lines[11].contains("index.html"), "{text}");
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("AUROC vs number of samples m"), "report lacks the m ablation");
+}

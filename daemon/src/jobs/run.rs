@@ -58,6 +58,9 @@ pub struct SourceRow {
     pub answer: Option<String>,
     pub samples: Option<String>,
     pub reference: Option<String>,
+    pub units: Option<String>,
+    pub claim_union: Option<String>,
+    pub labels: Option<String>,
 }
 
 /// What scoring one row produced.
@@ -71,7 +74,7 @@ pub struct RowOut {
     pub generated_samples: Option<Vec<GeneratedResponse>>,
     pub score: ScoreResult,
     pub uad: Option<UadResult>,
-    /// (unit index, kind, grade).
+    /// (unit index, kind, grade): graders' labels, and the labels of `labels_column`.
     pub labels: Vec<(usize, &'static str, Graded)>,
 }
 
@@ -240,6 +243,9 @@ fn pending_rows(
                 answer: text(r, 2)?,
                 samples: text(r, 3)?,
                 reference: text(r, 4)?,
+                units: text(r, 5)?,
+                claim_union: text(r, 6)?,
+                labels: text(r, 7)?,
             })
         })
         .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -290,6 +296,24 @@ pub fn score_row(
     if let (Some(p), Some(map)) = (&row.prompt, options.as_object_mut()) {
         if !map.contains_key("prompt") && !p.trim().is_empty() {
             map.insert("prompt".into(), Value::String(p.clone()));
+        }
+    }
+    // Stored decompositions and claim unions (JSON arrays of strings) become this row's options.
+    for (given, key, column) in [
+        (&row.units, "units", &spec.columns.units),
+        (&row.claim_union, "claim_union", &spec.columns.claim_union),
+    ] {
+        if let (Some(text), Some(map)) = (given, options.as_object_mut()) {
+            let v: Value = serde_json::from_str(text)
+                .ok()
+                .filter(|v: &Value| v.as_array().is_some_and(|a| a.iter().all(Value::is_string)))
+                .ok_or_else(|| {
+                    format!(
+                        "column {:?} must hold a JSON array of strings, e.g. json_array('unit 1', 'unit 2')",
+                        col(column)
+                    )
+                })?;
+            map.insert(key.into(), v);
         }
     }
     let mut samples = match &row.samples {
@@ -353,7 +377,7 @@ pub fn score_row(
         None
     };
 
-    let mut labels = Vec::new();
+    let mut labels = given_labels(spec, row, score.units.len())?;
     if (spec.grade || spec.objectivity) && !score.units.is_empty() {
         let judge = llm.for_role(&spec.parsed, LlmRole::Judge)?;
         if spec.grade {
@@ -381,4 +405,49 @@ pub fn score_row(
         uad,
         labels,
     })
+}
+
+/// The labels of `labels_column` for a row with `n_units` units: a JSON array of 0/1 (or
+/// true/false), null for an unlabelled unit, one per unit.
+fn given_labels(
+    spec: &JobSpec,
+    row: &SourceRow,
+    n_units: usize,
+) -> Result<Vec<(usize, &'static str, Graded)>, String> {
+    let (Some(column), Some(text)) = (&spec.columns.labels, &row.labels) else {
+        return Ok(Vec::new());
+    };
+    let how = "store one label per unit as a JSON array of 0, 1 or null, e.g. json_array(1, 0, null)";
+    let items: Vec<Value> = serde_json::from_str(text)
+        .map_err(|e| format!("column {column:?} is not a JSON array ({e}): {how}"))?;
+    if items.len() != n_units {
+        return Err(format!(
+            "column {column:?} holds {} labels for {n_units} units: {how}",
+            items.len()
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(i, v)| {
+            let label = match v {
+                Value::Bool(b) => *b,
+                Value::Number(n) if n.as_i64() == Some(1) => true,
+                Value::Number(n) if n.as_i64() == Some(0) => false,
+                other => {
+                    return Err(format!("column {column:?}[{i}] is {other}: {how}"));
+                }
+            };
+            Ok((
+                i,
+                "factual",
+                Graded {
+                    label: Some(label),
+                    raw: v.to_string(),
+                    grader: format!("column:{column}"),
+                },
+            ))
+        })
+        .collect()
 }
