@@ -75,12 +75,14 @@ pub fn create_run(
     Ok(run_id)
 }
 
-/// Marks the job running (keeping the first start time) with the table's row count now.
+/// Marks the job running (keeping the first start time) with the table's row count now, unless
+/// it was cancelled meanwhile.
 pub fn start(conn: &Connection, job_id: i64, total: i64) -> Result<(), String> {
     conn.execute(
         &format!(
             "UPDATE uq_job SET status = 'running', total = ?2, message = NULL, \
-             started_at = coalesce(started_at, {NOW}), updated_at = {NOW} WHERE job_id = ?1"
+             started_at = coalesce(started_at, {NOW}), updated_at = {NOW} \
+             WHERE job_id = ?1 AND status IN ('queued', 'running')"
         ),
         params![job_id, total],
     )
