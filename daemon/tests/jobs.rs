@@ -87,6 +87,16 @@ fn count(conn: &Connection, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
+/// (source key, error) of every failed row, by key.
+fn job_errors(conn: &Connection) -> Vec<(String, String)> {
+    conn.prepare("SELECT source_key, error FROM uq_job_error ORDER BY source_key")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
 fn make_db(path: &Path) -> Connection {
     let conn = Connection::open(path).unwrap();
     conn.execute_batch(&format!(
@@ -131,13 +141,7 @@ fn job_writes_scores_labels_and_uad_once() {
 
     // Rows 1 and 2 scored; row 3's grading call failed, row 4's samples are not JSON.
     assert_eq!(count(&conn, "SELECT count(*) FROM uq_answer"), 2);
-    let errors: Vec<(String, String)> = conn
-        .prepare("SELECT source_key, error FROM uq_job_error ORDER BY source_key")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let errors = job_errors(&conn);
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors[0].1.contains("judge_llm"), "{errors:?}");
     assert!(errors[1].1.contains("samples") && errors[1].1.contains("json_array"), "{errors:?}");
@@ -300,13 +304,7 @@ fn stored_units_claim_unions_and_labels_come_from_columns() {
     let job = uqd::jobs::create::create_job("test", &mut conn, "t", options.as_object().unwrap())
         .unwrap();
     run_job(&ENGINE, &d.llm, &db, job, &AtomicBool::new(false), &mut |_| {}).unwrap();
-    let errors: Vec<(String, String)> = conn
-        .prepare("SELECT source_key, error FROM uq_job_error ORDER BY source_key")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let errors = job_errors(&conn);
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors[0].0 == "2" && errors[0].1.contains("2 labels for 1 units"), "{errors:?}");
     assert!(errors[1].0 == "3" && errors[1].1.contains("JSON array of strings"), "{errors:?}");
