@@ -13,3 +13,6 @@ pub mod options;
 pub mod score;
 pub mod schema;
 pub mod scorers;
+
+#[cfg(test)]
+mod test_util;

@@ -180,18 +180,7 @@ pub fn normalized_probability(logprobs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn nli(c: f64, n: f64, e: f64) -> NliProbs {
-        NliProbs {
-            contradiction: c,
-            neutral: n,
-            entailment: e,
-        }
-    }
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
-    }
+    use crate::test_util::{close, nli};
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()

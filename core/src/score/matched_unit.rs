@@ -69,6 +69,7 @@ pub fn nli_consistency(probs: &[Vec<Vec<NliProbs>>], c: Consistency) -> Vec<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::close;
 
     fn p(e: f64, n: f64, c: f64) -> NliProbs {
         NliProbs {
@@ -76,10 +77,6 @@ mod tests {
             neutral: n,
             contradiction: c,
         }
-    }
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
     }
 
     #[test]

@@ -182,18 +182,7 @@ fn negentropy(se: f64, n: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn nli(c: f64, n: f64, e: f64) -> NliProbs {
-        NliProbs {
-            contradiction: c,
-            neutral: n,
-            entailment: e,
-        }
-    }
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
-    }
+    use crate::test_util::{close, nli};
 
     #[test]
     fn entropy_hand_computed() {

@@ -52,6 +52,7 @@ pub fn unit_response_scores(probs: &[Vec<NliProbs>], scorer: Scorer) -> Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::close;
 
     fn p(e: f64, n: f64, c: f64) -> NliProbs {
         NliProbs {
@@ -59,10 +60,6 @@ mod tests {
             neutral: n,
             contradiction: c,
         }
-    }
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
     }
 
     #[test]
