@@ -338,8 +338,8 @@ impl ScoreOptions {
     }
 }
 
-/// JSON type of `v`, for error messages.
-fn type_name(v: &Value) -> &'static str {
+/// JSON type of `v`, for error messages ("a string", "an array", …).
+pub fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

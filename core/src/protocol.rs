@@ -137,6 +137,20 @@ pub struct ScoreResult {
     pub notes: Vec<String>,
 }
 
+impl ScoreResult {
+    /// The unit scores of `scorer`, in unit order.
+    pub fn unit_scores(&self, scorer: &str) -> Vec<f64> {
+        let mut v: Vec<(usize, f64)> = self
+            .scores
+            .iter()
+            .filter(|s| s.scorer == scorer)
+            .map(|s| (s.unit_idx, s.score))
+            .collect();
+        v.sort_by_key(|x| x.0);
+        v.into_iter().map(|x| x.1).collect()
+    }
+}
+
 /// One row of a `generate` result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GeneratedResponse {

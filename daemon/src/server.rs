@@ -11,11 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use uq_core::options::LlmRole;
 use uq_core::protocol::{ClaimsResult, PingInfo, Reply, Request, MAX_LINE_BYTES};
 
 use crate::engine::Engine;
 use crate::jobs::Jobs;
-use crate::llm::LlmService;
+use crate::llm::{LlmService, RoleLlm};
 use crate::{decompose_claims, generate, grade, merge_claims, pipeline, uad};
 
 /// Shared state of a running daemon.
@@ -146,10 +147,7 @@ impl Server {
             }
             Request::Claims { text, options } => {
                 pipeline::check_text(&text, "text")?;
-                let opts = uq_core::options::parse_options(&options)?;
-                let decomposer = self
-                    .llm
-                    .for_role(&opts, uq_core::options::LlmRole::Decomposition)?;
+                let decomposer = self.role_llm(&options, LlmRole::Decomposition)?;
                 let claims = self
                     .llm
                     .block_on(decompose_claims::decompose(&decomposer, &text))?;
@@ -180,14 +178,12 @@ impl Server {
             } => {
                 pipeline::check_text(&unit, "unit")?;
                 pipeline::check_text(&reference, "reference")?;
-                let opts = uq_core::options::parse_options(&options)?;
-                let judge = self.llm.for_role(&opts, uq_core::options::LlmRole::Judge)?;
+                let judge = self.role_llm(&options, LlmRole::Judge)?;
                 to_value(self.llm.block_on(grade::factscore(&judge, &unit, &reference))?)
             }
             Request::Objectivity { claim, options } => {
                 pipeline::check_text(&claim, "claim")?;
-                let opts = uq_core::options::parse_options(&options)?;
-                let judge = self.llm.for_role(&opts, uq_core::options::LlmRole::Judge)?;
+                let judge = self.role_llm(&options, LlmRole::Judge)?;
                 to_value(self.llm.block_on(grade::objectivity(&judge, &claim))?)
             }
             Request::JobStart { db, job_id } => to_value(self.jobs.start(&db, job_id)?),
@@ -195,6 +191,12 @@ impl Server {
             Request::JobCancel { db, job_id } => to_value(self.jobs.cancel(&db, job_id)?),
             Request::Shutdown => Ok(Value::Null),
         }
+    }
+
+    /// The LLM of `role` as a request's `options` set it.
+    fn role_llm(&self, options: &Value, role: LlmRole) -> Result<RoleLlm, String> {
+        let opts = uq_core::options::parse_options(options)?;
+        self.llm.for_role(&opts, role)
     }
 
     fn ping_info(&self) -> PingInfo {

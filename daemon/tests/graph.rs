@@ -88,17 +88,6 @@ fn expected(scorer: Scorer, threshold: f64, damping: f64) -> Vec<f64> {
         .collect()
 }
 
-fn unit_scores(r: &ScoreResult, scorer: Scorer) -> Vec<f64> {
-    let mut v: Vec<(usize, f64)> = r
-        .scores
-        .iter()
-        .filter(|s| s.scorer == scorer.name())
-        .map(|s| (s.unit_idx, s.score))
-        .collect();
-    v.sort_by_key(|x| x.0);
-    v.into_iter().map(|x| x.1).collect()
-}
-
 #[test]
 fn graph_scores_match_core_on_engine_probabilities() {
     let llm = llm("graph-match");
@@ -124,7 +113,7 @@ fn graph_scores_match_core_on_engine_probabilities() {
         assert_eq!(r.units, UNITS.to_vec());
         assert_eq!(r.scores.len(), UNITS.len() * 5);
         for s in graph_scorers() {
-            let got = unit_scores(&r, s);
+            let got = r.unit_scores(s.name());
             let want = expected(s, threshold, damping);
             assert_eq!(got.len(), UNITS.len(), "{s}");
             for (g, w) in got.iter().zip(&want) {
@@ -151,10 +140,10 @@ fn graph_scorers_with_other_scorers() {
     )
     .unwrap();
     assert_eq!(
-        unit_scores(&r, Scorer::PageRank),
+        r.unit_scores(Scorer::PageRank.name()),
         expected(Scorer::PageRank, 0.5, 0.85)
     );
-    assert_eq!(unit_scores(&r, Scorer::Entailment).len(), UNITS.len());
+    assert_eq!(r.unit_scores(Scorer::Entailment.name()).len(), UNITS.len());
 }
 
 #[test]

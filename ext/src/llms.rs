@@ -24,7 +24,7 @@ use rusqlite::vtab::{
 };
 use rusqlite::{ffi, Connection};
 use serde_json::{Map, Value};
-use uq_core::options::{parse_llm_config, LlmRole, ScoreOptions};
+use uq_core::options::{parse_llm_config, type_name, LlmRole, ScoreOptions};
 use uq_core::scorers::{Family, Granularity};
 
 use crate::{args, guard, sql_err};
@@ -209,14 +209,7 @@ pub fn parse_config(name: &str, text: &str) -> Result<Map<String, Value>, String
     let Value::Object(obj) = value else {
         return Err(format!(
             "{whose} must be a JSON object of LLM settings, got {}; e.g. '{CONFIG_EXAMPLE}'",
-            match value {
-                Value::Null => "null",
-                Value::Bool(_) => "a boolean",
-                Value::Number(_) => "a number",
-                Value::String(_) => "a string",
-                Value::Array(_) => "an array",
-                Value::Object(_) => "an object",
-            }
+            type_name(&value)
         ));
     };
     if let Some(k) = obj.keys().find(|k| is_api_key(k)) {

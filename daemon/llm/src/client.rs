@@ -204,6 +204,21 @@ pub trait LlmBackend: Send + Sync {
     ) -> Result<Completion, LlmError>;
 }
 
+/// Checks the sampling settings every backend shares: temperature in 0..=2, top_p in (0, 1],
+/// max_tokens ≥ 1. Returns the message of the first one out of range.
+pub(crate) fn check_sampling(temperature: f64, top_p: f64, max_tokens: u32) -> Result<(), String> {
+    if !(0.0..=2.0).contains(&temperature) {
+        return Err(format!("temperature {temperature} is outside 0..=2"));
+    }
+    if !(top_p > 0.0 && top_p <= 1.0) {
+        return Err(format!("top_p {top_p} is outside (0, 1]"));
+    }
+    if max_tokens == 0 {
+        return Err("max_tokens is 0: allow at least 1 token".into());
+    }
+    Ok(())
+}
+
 /// Checks a request and `n` before any work: a clear error for empty prompts and absurd `n`.
 pub(crate) fn check_request(req: &ChatRequest, n: usize) -> Result<(), LlmError> {
     if req.user.trim().is_empty() {

@@ -339,17 +339,8 @@ fn load_weights<R: std::io::Read + std::io::Seek>(
 }
 
 fn check_settings(s: &LocalSettings) -> Result<(), LlmError> {
-    let bad = |m: String| Err(LlmError::Config(format!("local model settings: {m}")));
-    if !(0.0..=2.0).contains(&s.temperature) {
-        return bad(format!("temperature {} is outside 0..=2", s.temperature));
-    }
-    if !(s.top_p > 0.0 && s.top_p <= 1.0) {
-        return bad(format!("top_p {} is outside (0, 1]", s.top_p));
-    }
-    if s.max_tokens == 0 {
-        return bad("max_tokens is 0: allow at least 1 token".into());
-    }
-    Ok(())
+    crate::client::check_sampling(s.temperature, s.top_p, s.max_tokens)
+        .map_err(|m| LlmError::Config(format!("local model settings: {m}")))
 }
 
 /// One generation under the engine lock; candle panics become errors.

@@ -451,14 +451,8 @@ fn validate(s: &LlmSettings) -> Result<(), LlmError> {
     if s.model.trim().is_empty() {
         return bad("model is empty: name the model to use".into());
     }
-    if !(0.0..=2.0).contains(&s.temperature) {
-        return bad(format!("temperature {} is outside 0..=2", s.temperature));
-    }
-    if !(s.top_p > 0.0 && s.top_p <= 1.0) {
-        return bad(format!("top_p {} is outside (0, 1]", s.top_p));
-    }
-    if s.max_tokens == 0 {
-        return bad("max_tokens is 0: allow at least 1 token".into());
+    if let Err(m) = crate::client::check_sampling(s.temperature, s.top_p, s.max_tokens) {
+        return bad(m);
     }
     if s.timeout_ms == 0 || s.timeout_ms > 3_600_000 {
         return bad(format!(

@@ -37,7 +37,7 @@ use uq_core::metrics::{auroc, average_precision, brier, ece};
 use uq_core::protocol::ScoreResult;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
-use super::common::{load_jsonl, measure, round, unit_scores, Job, RunConfig};
+use super::common::{load_jsonl, measure, round, Job, RunConfig};
 use crate::engine::Engine;
 use crate::llm::LlmService;
 
@@ -207,7 +207,7 @@ fn claim_scores(
         .zip(results)
         .enumerate()
         .map(|(i, (rec, res))| {
-            let v = unit_scores(res, scorer);
+            let v = res.unit_scores(scorer.name());
             if v.len() != rec.response_claims.len() {
                 return Err(format!(
                     "internal error: record {} has {} claims but {} {} scores",

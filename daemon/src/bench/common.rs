@@ -201,23 +201,11 @@ fn merge(mut a: ScoreResult, b: ScoreResult) -> ScoreResult {
     a
 }
 
-/// Unit scores of `scorer` for one job, in unit order.
-pub fn unit_scores(r: &ScoreResult, scorer: Scorer) -> Vec<f64> {
-    let mut v: Vec<(usize, f64)> = r
-        .scores
-        .iter()
-        .filter(|s| s.scorer == scorer.name())
-        .map(|s| (s.unit_idx, s.score))
-        .collect();
-    v.sort_by_key(|x| x.0);
-    v.into_iter().map(|x| x.1).collect()
-}
-
 fn max_abs_diff(a: &[ScoreResult], b: &[ScoreResult]) -> f64 {
     let mut d: f64 = 0.0;
     for (x, y) in a.iter().zip(b) {
         for &scorer in ALL_SCORERS {
-            for (p, q) in unit_scores(x, scorer).iter().zip(unit_scores(y, scorer)) {
+            for (p, q) in x.unit_scores(scorer.name()).iter().zip(y.unit_scores(scorer.name())) {
                 d = d.max((p - q).abs());
             }
         }

@@ -10,7 +10,7 @@ use uq_core::metrics::{auroc, average_precision, pearson};
 use uq_core::protocol::ScoreResult;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
-use super::common::{load_jsonl, measure, pct, round, unit_scores, Job, RunConfig};
+use super::common::{load_jsonl, measure, pct, round, Job, RunConfig};
 use crate::engine::Engine;
 use crate::llm::LlmService;
 
@@ -101,7 +101,7 @@ fn evaluate(scorer: Scorer, passages: &[Passage], results: &[ScoreResult]) -> Va
     let (mut conf, mut factual) = (Vec::new(), Vec::new());
     let (mut passage_score, mut passage_share) = (Vec::new(), Vec::new());
     for (p, r) in passages.iter().zip(results) {
-        let scores = unit_scores(r, scorer);
+        let scores = r.unit_scores(scorer.name());
         let labels: Vec<bool> = p.annotation.iter().map(|a| a == "accurate").collect();
         if scores.is_empty() {
             continue;

@@ -40,22 +40,7 @@ impl EmbedModel {
             .and_then(|v| v.as_u64())
             .map(|v| v as usize)
             .unwrap_or(512);
-        let pad_id = tokenizer
-            .get_padding()
-            .map(|p| p.pad_id)
-            .or_else(|| {
-                model_cfg
-                    .as_ref()
-                    .and_then(|c| c.get("pad_token_id"))
-                    .and_then(|v| v.as_u64())
-                    .map(|v| v as u32)
-            })
-            .or_else(|| {
-                ["[PAD]", "<pad>"]
-                    .iter()
-                    .find_map(|t| tokenizer.token_to_id(t))
-            })
-            .unwrap_or(0);
+        let pad_id = super::pad_id(&tokenizer, model_cfg.as_ref());
         let max_tokens = cfg.embed_max_tokens.min(max_pos);
         // The file may bake in truncation/padding (128, Fixed 128): override both.
         tokenizer.with_padding(None);

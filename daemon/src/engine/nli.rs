@@ -251,20 +251,7 @@ impl NliText {
         };
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| format!("NLI model {d}: cannot load tokenizer.json: {e}"))?;
-        let pad_id = tokenizer
-            .get_padding()
-            .map(|p| p.pad_id)
-            .or_else(|| {
-                cfg.get("pad_token_id")
-                    .and_then(|v| v.as_u64())
-                    .map(|v| v as u32)
-            })
-            .or_else(|| {
-                ["[PAD]", "<pad>"]
-                    .iter()
-                    .find_map(|t| tokenizer.token_to_id(t))
-            })
-            .unwrap_or(0);
+        let pad_id = super::pad_id(&tokenizer, Some(&cfg));
         tokenizer
             .with_truncation(None)
             .map_err(|e| format!("NLI model {d}: cannot disable truncation: {e}"))?;
