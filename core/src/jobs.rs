@@ -17,7 +17,7 @@
 //! | `generate` | n: generate n samples (and the answer when NULL) from the prompt where missing; 0 = never | 0 |
 //! | `grade` | label every unit with FactScore grading against `reference_column` | false |
 //! | `objectivity` | label every unit objective/subjective | false |
-//! | `uad` | run uncertainty-aware decoding per answer (claims) | false |
+//! | `uad` | run uncertainty-aware decoding per answer (needs `granularity: "claim"`) | false |
 //! | `chunk_size` | rows per committed transaction | 8 |
 //! | `concurrency` | rows scored at once | 4 |
 //! | `prices` | `{"prompt": usd, "completion": usd}` per million tokens, for `cost_usd` | — |
@@ -218,6 +218,11 @@ pub fn parse_job(
         }
     };
 
+    if uad && parsed.granularity != crate::scorers::Granularity::Claim {
+        return Err(err(
+            "option uad filters claims: set option granularity to \"claim\"".into(),
+        ));
+    }
     if grade && reference.is_none() {
         return Err(err(
             "option grade needs the reference text: name its column with option reference_column"
@@ -392,6 +397,8 @@ mod tests {
         assert!(e.contains("units_column"), "{e}");
         let e = parse(json!({"units_column": "samples", "units": ["a"]}), &["answer", "samples"]).unwrap_err();
         assert!(e.contains("units_column"), "{e}");
+        let e = parse(json!({"uad": true}), &["answer", "samples"]).unwrap_err();
+        assert!(e.contains("uad") && e.contains("granularity"), "{e}");
         let e = parse(json!({"chunk_size": 0}), &["answer", "samples"]).unwrap_err();
         assert!(e.contains("chunk_size"), "{e}");
         let e = parse(json!({"scorer": ["luq"]}), &["answer", "samples"]).unwrap_err();

@@ -22,7 +22,7 @@
 
 use serde_json::Value;
 use uq_core::aggregate::{aggregate, percentile, uad_retained};
-use uq_core::options::{parse_options, LlmRole, DEFAULT_UAD_THRESHOLD};
+use uq_core::options::{parse_options, LlmRole, ScoreOptions, DEFAULT_UAD_THRESHOLD};
 use uq_core::protocol::{UadClaim, UadResult};
 use uq_core::scorers::Granularity;
 use uq_llm::{prompts, ChatRequest};
@@ -77,6 +77,19 @@ pub fn uad(
         .map(|(_, v)| v)
         .unwrap_or_default()
     };
+    decide(llm, &opts, response, claims, scores)
+}
+
+/// UAD given the claims and their scores (by `opts.uad_scorer()`): threshold, filtering,
+/// reconstruction of the kept claims, confidences.
+pub fn decide(
+    llm: &LlmService,
+    opts: &ScoreOptions,
+    response: &str,
+    claims: Vec<String>,
+    scores: Vec<f64>,
+) -> Result<UadResult, String> {
+    let scorer = opts.uad_scorer();
     let threshold = match opts.threshold_percentile {
         Some(q) => percentile(&scores, q),
         None => Some(opts.threshold.unwrap_or(DEFAULT_UAD_THRESHOLD)),
@@ -100,7 +113,7 @@ pub fn uad(
     let refined_response = if kept_claims.is_empty() {
         response.to_string()
     } else {
-        let rebuilder = llm.for_role(&opts, LlmRole::Reconstruction)?;
+        let rebuilder = llm.for_role(opts, LlmRole::Reconstruction)?;
         let req = reconstruction_request(&rebuilder, &kept_claims);
         llm.block_on(rebuilder.text(&req))?.trim().to_string()
     };

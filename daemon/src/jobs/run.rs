@@ -365,14 +365,20 @@ pub fn score_row(
     let samples = samples.unwrap_or_default();
     let score = pipeline::score(engine, llm, &answer, &samples, &options)?;
 
+    // UAD over the claims just scored: their scores by the UAD scorer are reused when the job
+    // computed them (the UAD scorer is the first of `scorers` unless `uad_scorer` names another).
     let uad = if spec.uad && !score.units.is_empty() {
-        let mut o = options.clone();
-        if let Some(map) = o.as_object_mut() {
-            if spec.parsed.granularity == uq_core::scorers::Granularity::Claim {
+        let uad_scorer = spec.parsed.uad_scorer();
+        Some(if spec.parsed.scorers.contains(&uad_scorer) {
+            let scores = score.unit_scores(uad_scorer.name());
+            uad::decide(llm, &spec.parsed, &answer, score.units.clone(), scores)?
+        } else {
+            let mut o = options.clone();
+            if let Some(map) = o.as_object_mut() {
                 map.insert("units".into(), serde_json::json!(score.units));
             }
-        }
-        Some(uad::uad(engine, llm, &answer, &samples, &o)?)
+            uad::uad(engine, llm, &answer, &samples, &o)?
+        })
     } else {
         None
     };
