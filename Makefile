@@ -1,10 +1,10 @@
-# uqlite: `make demo` (set up + score an example), `make test`, `make bench`.
+# uqlite: `make demo` (set up + score an example), `make test`, `make bench`, `make wheel`.
 SHELL := /bin/bash
 SQLITE ?= /usr/bin/sqlite3
 SAMPLES ?= 5
 DATA ?= ../shared/data
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench wheel clean
 
 setup:
 	@bash scripts/setup.sh
@@ -15,6 +15,10 @@ demo: setup
 test: setup
 	cargo test --release --workspace
 	cd ext && cargo test --release
+
+# The Python package and the Datasette plugin: dist/python/*.whl (python/build_wheel.py).
+wheel: setup
+	@python3 python/build_wheel.py --out dist/python
 
 bench: setup
 	dist/uqd bench table --data $(DATA)/selfcheck_wikibio_dev.jsonl --samples $(SAMPLES)

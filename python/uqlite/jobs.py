@@ -1,0 +1,134 @@
+"""``score_table``: a ``uq_score_table`` job over a table of a database file, with a progress bar,
+resumed when an earlier call was interrupted (the ``pandas`` extra for its result).
+
+The job runs in the daemon, not in this process: interrupting the script (Ctrl-C, a killed
+kernel) leaves it running, and a killed daemon leaves it unfinished in ``uq_job``. Calling
+``score_table`` again with the same table and options finds that job and waits for it
+(``uq_wait`` restarts a job no daemon runs; committed rows are never scored twice).
+"""
+
+import json
+import sqlite3
+import sys
+import time
+
+from .frames import _pandas
+from .runtime import load
+
+_ENDED = ("done", "failed", "cancelled")
+
+
+def _unfinished_job(conn, table, options):
+    """The newest queued or running job over ``table`` whose stored options contain ``options``."""
+    try:
+        rows = conn.execute(
+            "SELECT job_id, options_json FROM uq_job WHERE lower(source_table) = lower(?) "
+            "AND status IN ('queued', 'running') ORDER BY job_id DESC",
+            (table.split(".", 1)[1] if table.lower().startswith("main.") else table,),
+        ).fetchall()
+    except sqlite3.OperationalError:  # no uqlite schema yet: no job
+        return None
+    for job_id, stored in rows:
+        try:
+            s = json.loads(stored)
+        except ValueError:
+            continue
+        if all(s.get(k) == v for k, v in options.items()):
+            return job_id
+    return None
+
+
+class _Bar:
+    """A one-line progress bar on stderr (a line per update when stderr is not a terminal)."""
+
+    def __init__(self, job_id, enabled):
+        self.job_id, self.enabled = job_id, enabled
+        self.tty = enabled and sys.stderr.isatty()
+        self.last = None
+        self.t0 = time.monotonic()
+        self.done0 = None
+
+    def update(self, status, done, total, errors):
+        if not self.enabled:
+            return
+        if self.done0 is None:
+            self.done0 = done
+        state = (status, done, total, errors)
+        if state == self.last:
+            return
+        self.last = state
+        width = 30
+        filled = int(width * done / total) if total else width
+        rate = (done - self.done0) / max(time.monotonic() - self.t0, 1e-9)
+        eta = f", ETA {int((total - done) / rate)} s" if rate > 0 and done < total else ""
+        err = f", {errors} failed" if errors else ""
+        line = f"job {self.job_id} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} rows{err}{eta} {status}"
+        sys.stderr.write(("\r" + line + "\x1b[K") if self.tty else line + "\n")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.tty:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def score_table(db_path, table, options=None, *, progress=True, resume=True, poll_s=0.5):
+    """Scores ``table`` of the SQLite file ``db_path`` in a background job and waits for it.
+
+    ``options``: a dict of job options (docs/reference.md, Job options: scorers, columns,
+    ``generate`` …). Shows a progress bar on stderr (``progress=False``: none). With
+    ``resume=True`` (the default) an unfinished job over the same table whose options include
+    ``options`` is resumed instead of starting a new one. Returns a pandas DataFrame of the
+    job's unit scores (columns ``source_key``, ``unit_idx``, ``unit``, ``scorer``, ``score``),
+    with ``df.attrs`` holding ``job_id``, ``run_id``, ``status``, ``errors`` and ``resumed``.
+    A job that ends ``failed`` or ``cancelled`` raises ``RuntimeError`` with its message.
+    """
+    pd = _pandas()
+    options = dict(options or {})
+    conn = sqlite3.connect(db_path, timeout=30)
+    try:
+        load(conn)
+        job_id = _unfinished_job(conn, table, options) if resume else None
+        resumed = job_id is not None
+        if resumed:
+            if progress:
+                sys.stderr.write(f"resuming job {job_id} over {table}\n")
+        else:
+            job_id = conn.execute(
+                "SELECT uq_score_table(?, ?)", (table, json.dumps(options))
+            ).fetchone()[0]
+            conn.commit()
+        bar = _Bar(job_id, progress)
+        try:
+            while True:
+                status = conn.execute("SELECT uq_wait(?, ?)", (job_id, poll_s)).fetchone()[0]
+                done, total, errors, run_id, message = conn.execute(
+                    "SELECT done, total, errors, run_id, message FROM uq_job WHERE job_id = ?",
+                    (job_id,),
+                ).fetchone()
+                bar.update(status, done, total, errors)
+                if status in _ENDED:
+                    break
+        except KeyboardInterrupt:
+            bar.close()
+            sys.stderr.write(
+                f"job {job_id} goes on in the daemon: score_table({str(db_path)!r}, {table!r}, ...) "
+                f"again resumes it; SELECT uq_cancel({job_id}) stops it\n"
+            )
+            raise
+        bar.close()
+        if status != "done":
+            raise RuntimeError(f"job {job_id} {status}: {message}")
+        rows = conn.execute(
+            "SELECT a.source_key, u.position, u.text, s.scorer, s.score "
+            "FROM uq_answer a JOIN uq_unit u ON u.answer_id = a.answer_id "
+            "JOIN uq_unit_score s ON s.unit_id = u.unit_id "
+            "WHERE a.run_id = ? AND lower(a.source_table) = lower(?) "
+            "ORDER BY a.answer_id, u.position, s.scorer",
+            (run_id, table.split(".", 1)[1] if table.lower().startswith("main.") else table),
+        ).fetchall()
+    finally:
+        conn.close()
+    df = pd.DataFrame(rows, columns=["source_key", "unit_idx", "unit", "scorer", "score"])
+    df.attrs.update(job_id=job_id, run_id=run_id, status=status, errors=errors, resumed=resumed)
+    return df

