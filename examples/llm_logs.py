@@ -5,12 +5,14 @@
     llm -m SmolLM2 'Who was Marie Curie?'          # llm logs prompt and answer to logs.db
     python examples/llm_logs.py [LOGS_DB] [--samples N] [--scorers S,S]
 
-`llm` stores every prompt and answer in the table `responses` of logs.db (`llm logs path`).
-This runs a uqlite job over that table: for each response it generates N sampled answers to the
+`llm` stores every prompt and answer in logs.db (`llm logs path`): up to llm 0.2x in the table
+`responses`, since then as `turns` whose user and assistant `messages` hold text `parts`. This
+makes the view `uq_llm_answers(id, model, prompt, response, datetime_utc)` over both (llm's ids)
+and runs a uqlite job over it: for each response it generates N sampled answers to the
 same prompt with the generation LLM (by default the embedded SmolLM2 of the `llm` extra; any
 OpenAI-compatible server through `--options '{"generation_llm": {...}}'`), splits the response
 into sentences, scores each against the samples, and writes everything to the uq_* tables of the
-same logs.db, keyed by llm's response id (uq_answer.source_key = responses.id). Interrupted, it
+same logs.db, keyed by llm's id (uq_answer.source_key = uq_llm_answers.id). Interrupted, it
 resumes when run again. Then it prints each response's confidence and its least supported
 sentence. Datasette over logs.db (with datasette-uqlite) shows the same tables.
 """
@@ -38,6 +40,34 @@ def logs_path():
         return os.path.join(base, "logs.db")
 
 
+def message_text(hash_column):
+    """SQL: the text parts, in order, of the message whose hash is in `hash_column`."""
+    return (
+        "(SELECT group_concat(text, '') FROM (SELECT p.text FROM parts p JOIN messages m ON m.hash = p.message_hash "
+        f"WHERE p.message_hash = {hash_column} AND m.role = ROLE AND p.type = 'text' ORDER BY p.position))"
+    )
+
+
+def answers_view(conn):
+    """Creates the view uq_llm_answers over llm's `responses` table and its `turns`."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    parts = []
+    if "responses" in tables:
+        parts.append("SELECT id, model, prompt, response, datetime_utc FROM responses")
+    if {"turns", "messages", "parts"} <= tables:
+        prompt = message_text("t.parent_message_hash").replace("ROLE", "'user'")
+        response = message_text("t.tip_message_hash").replace("ROLE", "'assistant'")
+        turns = f"SELECT t.id, t.model, {prompt} AS prompt, {response} AS response, t.datetime_utc FROM turns t"
+        if "responses" in tables:
+            turns += " WHERE t.id NOT IN (SELECT id FROM responses)"
+        parts.append(turns)
+    if not parts:
+        sys.exit("llm_logs: this database has neither llm's responses table nor its turns: is it an llm logs.db?")
+    conn.execute("DROP VIEW IF EXISTS uq_llm_answers")
+    conn.execute("CREATE VIEW uq_llm_answers AS " + " UNION ALL ".join(parts))
+    conn.commit()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("logs_db", nargs="?", help="default: `llm logs path`")
@@ -49,6 +79,9 @@ def main():
     if not os.path.isfile(db):
         sys.exit(f"llm_logs: {db} does not exist: log a prompt with `llm` first, or pass the logs.db path")
 
+    conn = sqlite3.connect(db)
+    answers_view(conn)
+    conn.close()
     options = {
         "id_column": "id",
         "prompt_column": "prompt",
@@ -57,13 +90,13 @@ def main():
         "scorers": a.scorers.split(","),
         **json.loads(a.options),
     }
-    units = uqlite.score_table(db, "responses", options)
+    units = uqlite.score_table(db, "uq_llm_answers", options)
     run_id = units.attrs["run_id"]
 
     conn = sqlite3.connect(db)
     scorer = options["scorers"][0]
     rows = conn.execute(
-        "SELECT r.id, r.model, r.prompt, s.score FROM uq_scored_answers s JOIN responses r ON r.id = s.source_key "
+        "SELECT r.id, r.model, r.prompt, s.score FROM uq_scored_answers s JOIN uq_llm_answers r ON r.id = s.source_key "
         "WHERE s.run_id = ? AND s.scorer = ? AND s.aggregation = 'mean' ORDER BY r.datetime_utc",
         (run_id, scorer),
     ).fetchall()

