@@ -378,6 +378,41 @@ except sqlite3.OperationalError as e:
 }
 
 #[test]
+fn bundled_nli_model_is_the_default_and_uq_nli_model_overrides_it() {
+    let code = r#"
+import sqlite3, uqlite
+conn = sqlite3.connect(":memory:")
+uqlite.load(conn)
+conn.execute("SELECT uq_nli('A dog runs.', 'An animal moves.')").fetchone()
+print([l for l in conn.execute("SELECT uq_debug()").fetchone()[0].splitlines() if l.startswith(("nli model:", "uqd binary:"))])
+"#;
+    let bundled = Env::new("pynli-default");
+    let out = bundled.python(code);
+    let site = venv().dir.display().to_string();
+    assert!(
+        out.contains(&format!("uqd binary: {site}/lib/"))
+            && out.contains("/site-packages/uqlite/uqd"),
+        "{out}"
+    );
+    assert!(out.contains("/site-packages/uqlite/models/nli'"), "{out}");
+    // UQ_NLI_MODEL (here the directory `make setup` linked) wins over the bundled model.
+    let other = std::fs::canonicalize(dist().join("models/nli")).unwrap();
+    let mut env = Env::new("pynli-env");
+    env.vars
+        .push(("UQ_NLI_MODEL".into(), other.display().to_string()));
+    let script = env.sb.dir.join("script.py");
+    std::fs::write(&script, code).unwrap();
+    let mut cmd = env.cmd(&venv().bin("python"));
+    cmd.arg(&script).env("UQ_NLI_MODEL", &other);
+    let out =
+        String::from_utf8_lossy(&run(&mut cmd, "python with UQ_NLI_MODEL").stdout).to_string();
+    assert!(
+        out.contains(&format!("nli model: {}'", other.display())),
+        "{out}"
+    );
+}
+
+#[test]
 fn score_table_shows_progress_and_resumes_after_the_script_and_daemon_are_killed() {
     let env = Env::new("pyjob");
     let n = 40;
