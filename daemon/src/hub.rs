@@ -1,0 +1,608 @@
+//! `uqd models pull REPO_ID`: downloads an NLI (or embedding) model in ONNX form from a Hugging
+//! Face-compatible hub into the user's cache directory, so that `UQ_NLI_MODEL` can point at it.
+//!
+//! URLs are the hub's `{HF_ENDPOINT}/{repo}/resolve/{revision}/{path}` (default endpoint
+//! `https://huggingface.co`; `HF_TOKEN`, when set, goes as a bearer token). Files are written to
+//! `<name>.part` in a staging directory, resumed with `Range` after a cut connection, checked
+//! (size; SHA-256 when the hub gives one in `X-Linked-Etag`; `config.json`'s `id2label` and the
+//! tokenizer through the daemon's own loaders), and only then renamed: first each file, then the
+//! staging directory to `<models dir>/<repo>/<revision>` in one rename. A half-written model is
+//! therefore never in the directory the command prints. See docs/reference.md, "uqd models pull".
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, AUTHORIZATION, CONTENT_RANGE, LOCATION, RANGE};
+use reqwest::StatusCode;
+use sha2::{Digest, Sha256};
+
+/// Default hub (`HF_ENDPOINT`).
+pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+/// Attempts per file when the connection is cut (each resumes where the last one stopped).
+const ATTEMPTS: usize = 3;
+/// Name of the record written beside the files (repo, revision, commit, hashes).
+pub const RECORD: &str = "uqlite-pull.json";
+
+/// What the pulled model is for: which files it needs and which variable takes its directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Nli,
+    Embedding,
+}
+
+impl Kind {
+    pub fn parse(s: &str) -> Result<Kind, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "nli" => Ok(Kind::Nli),
+            "embedding" | "embed" => Ok(Kind::Embedding),
+            other => Err(format!(
+                "--kind {other:?} is not a model kind: use nli (the default) or embedding"
+            )),
+        }
+    }
+
+    fn variable(self) -> &'static str {
+        match self {
+            Kind::Nli => "UQ_NLI_MODEL",
+            Kind::Embedding => "UQ_EMBED_MODEL",
+        }
+    }
+}
+
+/// Everything `pull` needs, resolved from flags and the environment by the caller.
+#[derive(Clone, Debug)]
+pub struct PullArgs {
+    pub repo: String,
+    pub revision: String,
+    pub kind: Kind,
+    /// The hub's root URL (`HF_ENDPOINT`).
+    pub endpoint: String,
+    /// `HF_TOKEN`, when set and not blank.
+    pub token: Option<String>,
+    /// Where models go: `<models_dir>/<repo>/<revision>`.
+    pub models_dir: PathBuf,
+}
+
+/// `--models-dir`, else `UQ_MODELS_DIR`, else `$XDG_CACHE_HOME/uqlite/models`, else
+/// `~/.cache/uqlite/models`.
+pub fn default_models_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    let abs = |k: &str| {
+        env(k)
+            .filter(|v| !v.trim().is_empty())
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    if let Some(d) = abs("UQ_MODELS_DIR") {
+        return d;
+    }
+    if let Some(x) = abs("XDG_CACHE_HOME") {
+        return x.join("uqlite").join("models");
+    }
+    if let Some(h) = abs("HOME") {
+        return h.join(".cache").join("uqlite").join("models");
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    PathBuf::from(format!("/tmp/uqlite-{uid}")).join("models")
+}
+
+/// Checks a repository id: `name` or `owner/name`, each of ASCII letters, digits, `-`, `_`, `.`.
+pub fn check_repo_id(repo: &str) -> Result<(), String> {
+    let parts: Vec<&str> = repo.split('/').collect();
+    let ok_part = |p: &str| {
+        !p.is_empty()
+            && p != "."
+            && p != ".."
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    if parts.len() > 2 || !parts.iter().all(|p| ok_part(p)) {
+        return Err(format!(
+            "REPO_ID {repo:?} is not a repository id: give it as on the hub's page, e.g. \
+             cross-encoder/nli-deberta-v3-xsmall"
+        ));
+    }
+    Ok(())
+}
+
+/// A revision's directory name: `/` (as in `refs/pr/1`) becomes `--`.
+fn revision_dir(revision: &str) -> Result<String, String> {
+    if revision.trim().is_empty()
+        || revision.split('/').any(|p| p.is_empty() || p == "." || p == "..")
+        || revision.chars().any(|c| c.is_control())
+    {
+        return Err(format!(
+            "--revision {revision:?} is not a revision: give a branch, a tag or a commit hash (default main)"
+        ));
+    }
+    Ok(revision.replace('/', "--"))
+}
+
+/// Percent-encodes what a URL path segment cannot hold as is (the hub's revisions may hold `/`).
+fn encode_segment(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Downloads and verifies the model; returns its directory (also when it was already there).
+pub fn pull(args: &PullArgs) -> Result<PathBuf, String> {
+    check_repo_id(&args.repo)?;
+    let rev_dir = revision_dir(&args.revision)?;
+    let repo_dir = args.models_dir.join(&args.repo);
+    let final_dir = repo_dir.join(&rev_dir);
+    if final_dir.is_dir() {
+        verify_dir(&final_dir, args.kind)?;
+        eprintln!(
+            "uqd models pull: {} @ {} is already in {} (delete that directory to download it again)",
+            args.repo,
+            args.revision,
+            final_dir.display()
+        );
+        return Ok(final_dir);
+    }
+    let staging = repo_dir.join(format!(".{rev_dir}.download"));
+    fs::create_dir_all(&staging)
+        .map_err(|e| format!("cannot create {}: {e} (check --models-dir / UQ_MODELS_DIR)", staging.display()))?;
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the download runtime: {e}"))?;
+    let hub = Hub::new(args)?;
+    let record = rt.block_on(hub.fetch_all(&staging))?;
+    verify_dir(&staging, args.kind)?;
+    fs::write(
+        staging.join(RECORD),
+        serde_json::to_string_pretty(&record).unwrap_or_default() + "\n",
+    )
+    .map_err(|e| format!("cannot write {}: {e}", staging.join(RECORD).display()))?;
+    fs::rename(&staging, &final_dir).map_err(|e| {
+        format!(
+            "cannot move {} to {}: {e}",
+            staging.display(),
+            final_dir.display()
+        )
+    })?;
+    eprintln!(
+        "uqd models pull: {} @ {} is ready; use it with  export {}={}",
+        args.repo,
+        args.revision,
+        args.kind.variable(),
+        final_dir.display()
+    );
+    Ok(final_dir)
+}
+
+/// The checks the daemon makes when it loads the model, without ONNX Runtime: model.onnx is a
+/// non-empty file, the tokenizer loads, and (NLI) config.json's id2label names entailment,
+/// neutral and contradiction.
+pub fn verify_dir(dir: &Path, kind: Kind) -> Result<(), String> {
+    let model = dir.join("model.onnx");
+    match fs::metadata(&model) {
+        Ok(m) if m.is_file() && m.len() > 0 => {}
+        _ => {
+            return Err(format!(
+                "{} is missing or empty: delete {} and pull again",
+                model.display(),
+                dir.display()
+            ))
+        }
+    }
+    let checked = match kind {
+        Kind::Nli => crate::engine::nli::NliText::load(dir, None).map(|_| ()),
+        Kind::Embedding => tokenizers::Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map(|_| ())
+            .map_err(|e| format!("embedding model {}: cannot load tokenizer.json: {e}", dir.display())),
+    };
+    checked.map_err(|e| {
+        format!("{e} (the repository's files do not make a model uqd can load; see docs/reference.md, \"uqd models pull\")")
+    })
+}
+
+/// One file's source path in the repository and its name in the model directory.
+struct Wanted {
+    candidates: &'static [&'static str],
+    name: &'static str,
+}
+
+const CONFIG: Wanted = Wanted {
+    candidates: &["config.json"],
+    name: "config.json",
+};
+const TOKENIZER: Wanted = Wanted {
+    candidates: &["tokenizer.json"],
+    name: "tokenizer.json",
+};
+const MODEL: Wanted = Wanted {
+    candidates: &["model.onnx", "onnx/model.onnx"],
+    name: "model.onnx",
+};
+
+struct Hub<'a> {
+    args: &'a PullArgs,
+    http: reqwest::Client,
+    host: Option<String>,
+}
+
+/// How one request for a file ended, before any byte is written.
+enum Missing {
+    /// 404 for this path only (the revision exists).
+    Entry(String),
+}
+
+impl<'a> Hub<'a> {
+    fn new(args: &'a PullArgs) -> Result<Hub<'a>, String> {
+        uq_llm::install_crypto_provider();
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(30))
+            .read_timeout(Duration::from_secs(60))
+            .user_agent(concat!("uqlite/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let host = reqwest::Url::parse(&args.endpoint)
+            .map_err(|e| {
+                format!(
+                    "HF_ENDPOINT={:?} is not a URL ({e}): set it to the hub's root, e.g. https://huggingface.co",
+                    args.endpoint
+                )
+            })?
+            .host_str()
+            .map(str::to_string);
+        Ok(Hub { args, http, host })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!(
+            "{}/{}/resolve/{}/{}",
+            self.args.endpoint.trim_end_matches('/'),
+            self.args.repo,
+            encode_segment(&self.args.revision),
+            path
+        )
+    }
+
+    async fn fetch_all(&self, staging: &Path) -> Result<serde_json::Value, String> {
+        let mut files = serde_json::Map::new();
+        let mut commit = None;
+        // config.json first: small, and it tells a wrong revision or a missing token early;
+        // its labels are checked before the large download.
+        for wanted in [&CONFIG, &TOKENIZER, &MODEL] {
+            let (from, fetched) = self.fetch_one(wanted, staging).await?;
+            if wanted.name == "config.json" && self.args.kind == Kind::Nli {
+                let text = fs::read_to_string(staging.join("config.json")).unwrap_or_default();
+                let cfg: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                    format!("{}: config.json is not JSON ({e}): is this a model repository?", self.args.repo)
+                })?;
+                crate::engine::nli::Labels::from_config(&cfg, &self.args.repo).map_err(|e| {
+                    format!(
+                        "{e}; {} is not a 3-way NLI classifier, or its config.json lacks the labels \
+                         (pull an NLI cross-encoder, e.g. cross-encoder/nli-deberta-v3-xsmall)",
+                        self.args.repo
+                    )
+                })?;
+            }
+            commit = commit.or(fetched.commit.clone());
+            files.insert(
+                wanted.name.to_string(),
+                serde_json::json!({"from": from, "bytes": fetched.bytes, "sha256": fetched.sha256}),
+            );
+        }
+        Ok(serde_json::json!({
+            "repo": self.args.repo,
+            "revision": self.args.revision,
+            "commit": commit,
+            "endpoint": self.args.endpoint,
+            "files": files,
+        }))
+    }
+
+    /// Fetches the first candidate path that exists into `staging/<name>`.
+    async fn fetch_one(&self, wanted: &Wanted, staging: &Path) -> Result<(String, Fetched), String> {
+        let dest = staging.join(wanted.name);
+        let mut missing = Vec::new();
+        for path in wanted.candidates {
+            match self.fetch_file(path, &dest).await? {
+                Ok(f) => return Ok((path.to_string(), f)),
+                Err(Missing::Entry(detail)) => missing.push(format!("{path} ({detail})")),
+            }
+        }
+        let export_hint = format!(
+            "uqd needs model.onnx (or onnx/model.onnx), tokenizer.json and config.json; for a model without \
+             ONNX files export one with  optimum-cli export onnx --model {} DIR  and set {}=DIR",
+            self.args.repo,
+            self.args.kind.variable()
+        );
+        Err(format!(
+            "{} @ {} has no {}: {}; {export_hint}",
+            self.args.repo,
+            self.args.revision,
+            wanted.candidates.join(" nor "),
+            missing.join(", "),
+        ))
+    }
+
+    /// Downloads `path` to `dest` (via `dest.part`), resuming after a cut connection.
+    /// `Ok(Err(Missing))`: the hub has no such file at this revision.
+    async fn fetch_file(&self, path: &str, dest: &Path) -> Result<Result<Fetched, Missing>, String> {
+        if dest.is_file() {
+            // Finished in an earlier, interrupted run.
+            let bytes = fs::metadata(dest).map(|m| m.len()).unwrap_or(0);
+            return Ok(Ok(Fetched {
+                bytes,
+                sha256: sha256_file(dest)?,
+                commit: None,
+            }));
+        }
+        let part = PathBuf::from(format!("{}.part", dest.display()));
+        let url = self.url(path);
+        let mut last_cut = String::new();
+        for attempt in 1..=ATTEMPTS {
+            match self.attempt(&url, path, &part).await? {
+                Step::Done(f) => {
+                    fs::rename(&part, dest).map_err(|e| {
+                        format!("cannot rename {} to {}: {e}", part.display(), dest.display())
+                    })?;
+                    return Ok(Ok(f));
+                }
+                Step::Missing(m) => return Ok(Err(m)),
+                Step::Cut(why) => {
+                    eprintln!("uqd models pull: {path}: {why} (attempt {attempt} of {ATTEMPTS})");
+                    last_cut = why;
+                    tokio::time::sleep(Duration::from_millis(200 * attempt as u64)).await;
+                }
+            }
+        }
+        Err(format!(
+            "download of {path} from {url} failed {ATTEMPTS} times ({last_cut}); the partial file {} is kept \
+             and nothing was installed: run the same command again to resume",
+            part.display()
+        ))
+    }
+
+    async fn attempt(&self, url: &str, path: &str, part: &Path) -> Result<Step, String> {
+        let have = fs::metadata(part).map(|m| m.len()).unwrap_or(0);
+        let mut resp = match self.get(url, have, true).await {
+            Ok(r) => r,
+            Err(e) => return Ok(Step::Cut(format!("request failed: {}", error_chain(&e)))),
+        };
+        // The hub redirects large (LFS) files to a CDN; the SHA-256 and size come with the redirect.
+        let mut expected_sha = linked_sha(resp.headers());
+        let commit = header(resp.headers(), "x-repo-commit");
+        if resp.status().is_redirection() {
+            let loc = header(resp.headers(), LOCATION.as_str()).ok_or_else(|| {
+                format!("{url}: the hub answered {} without a Location", resp.status())
+            })?;
+            let next = reqwest::Url::parse(url)
+                .and_then(|u| u.join(&loc))
+                .map_err(|e| format!("{url}: bad redirect {loc:?}: {e}"))?;
+            let same_host = next.host_str().map(str::to_string) == self.host;
+            resp = match self.get(next.as_str(), have, same_host).await {
+                Ok(r) => r,
+                Err(e) => return Ok(Step::Cut(format!("request failed: {}", error_chain(&e)))),
+            };
+            expected_sha = expected_sha.or_else(|| linked_sha(resp.headers()));
+        }
+        let status = resp.status();
+        let mut offset = 0;
+        match status {
+            StatusCode::OK => {}
+            StatusCode::PARTIAL_CONTENT => {
+                let start = header(resp.headers(), CONTENT_RANGE.as_str())
+                    .and_then(|r| r.strip_prefix("bytes ")?.split('-').next()?.parse::<u64>().ok());
+                if start != Some(have) {
+                    // Not the range asked for: start over.
+                    let _ = fs::remove_file(part);
+                    return Ok(Step::Cut(format!("the server sent an unexpected range ({start:?})")));
+                }
+                offset = have;
+            }
+            StatusCode::RANGE_NOT_SATISFIABLE => {
+                let _ = fs::remove_file(part);
+                return Ok(Step::Cut("the partial file did not match the server's; starting over".into()));
+            }
+            s if s.is_server_error() => {
+                return Ok(Step::Cut(format!("{url}: the hub answered {s}")));
+            }
+            s => return self.refused(url, path, s, resp.headers()).map(Step::Missing),
+        }
+        let total = resp.content_length().map(|n| n + offset);
+        let mut file = if offset > 0 {
+            eprintln!("uqd models pull: {path}: resuming at byte {offset}");
+            OpenOptions::new().append(true).open(part)
+        } else {
+            File::create(part)
+        }
+        .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
+        let mut got = offset;
+        loop {
+            match resp.chunk().await {
+                Ok(Some(bytes)) => {
+                    file.write_all(&bytes)
+                        .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
+                    got += bytes.len() as u64;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let _ = file.flush();
+                    return Ok(Step::Cut(format!(
+                        "connection cut after {got} of {} bytes ({})",
+                        total.map_or("?".into(), |t| t.to_string()),
+                        error_chain(&e)
+                    )));
+                }
+            }
+        }
+        file.sync_all()
+            .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
+        drop(file);
+        if let Some(t) = total {
+            if got != t {
+                return Ok(Step::Cut(format!("connection cut after {got} of {t} bytes")));
+            }
+        }
+        let sha = sha256_file(part)?;
+        if let Some(want) = expected_sha {
+            if want != sha {
+                let _ = fs::remove_file(part);
+                return Ok(Step::Cut(format!(
+                    "{path}: SHA-256 {sha} is not the hub's {want}; the file was deleted"
+                )));
+            }
+        }
+        eprintln!("uqd models pull: {path}: {got} bytes");
+        Ok(Step::Done(Fetched {
+            bytes: got,
+            sha256: sha,
+            commit,
+        }))
+    }
+
+    async fn get(&self, url: &str, from: u64, auth: bool) -> reqwest::Result<reqwest::Response> {
+        let mut req = self.http.get(url);
+        if let (true, Some(t)) = (auth, &self.args.token) {
+            req = req.header(AUTHORIZATION, format!("Bearer {t}"));
+        }
+        if from > 0 {
+            req = req.header(RANGE, format!("bytes={from}-"));
+        }
+        req.send().await
+    }
+
+    /// A 4xx answer: a missing file (to try the next candidate), or an error naming the fix.
+    fn refused(&self, url: &str, path: &str, status: StatusCode, h: &HeaderMap) -> Result<Missing, String> {
+        let code = header(h, "x-error-code").unwrap_or_default();
+        let message = header(h, "x-error-message")
+            .map(|m| format!(": {m}"))
+            .unwrap_or_default();
+        let (repo, rev) = (&self.args.repo, &self.args.revision);
+        match (status.as_u16(), code.as_str()) {
+            (401, _) if self.args.token.is_none() => Err(format!(
+                "{url}: 401 Unauthorized{message}: {repo} is private or gated (or does not exist): \
+                 set HF_TOKEN to an access token with read access to it (https://huggingface.co/settings/tokens) \
+                 and check the repository id"
+            )),
+            (401, _) => Err(format!(
+                "{url}: 401 Unauthorized{message}: the hub refused HF_TOKEN for {repo}: check that the token is \
+                 valid and can read the repository, and the repository id"
+            )),
+            (403, _) => Err(format!(
+                "{url}: 403 Forbidden{message}: no access to {repo} with this HF_TOKEN: for a gated model \
+                 accept its conditions on the hub's page first"
+            )),
+            (404, "RevisionNotFound") => Err(format!(
+                "{url}: 404{message}: {repo} has no revision {rev:?}: pass --revision with an existing branch, \
+                 tag or commit hash (default main)"
+            )),
+            (404, "RepoNotFound") => Err(format!(
+                "{url}: 404{message}: no repository {repo} on {}: check REPO_ID (and HF_ENDPOINT)",
+                self.args.endpoint
+            )),
+            (404, "EntryNotFound") => Ok(Missing::Entry(format!("404 at {url}"))),
+            (404, _) if path == "config.json" => Err(format!(
+                "{url}: 404{message}: neither {repo} @ {rev} nor its config.json was found: check REPO_ID, \
+                 --revision (default main) and HF_ENDPOINT"
+            )),
+            (404, _) => Ok(Missing::Entry(format!("404 at {url}"))),
+            (s, _) => Err(format!(
+                "{url}: the hub answered {status}{message} for {path} (HTTP {s}): check REPO_ID, --revision and HF_ENDPOINT"
+            )),
+        }
+    }
+}
+
+enum Step {
+    Done(Fetched),
+    Missing(Missing),
+    Cut(String),
+}
+
+struct Fetched {
+    bytes: u64,
+    sha256: String,
+    commit: Option<String>,
+}
+
+fn header(h: &HeaderMap, name: &str) -> Option<String> {
+    h.get(name)?.to_str().ok().map(|s| s.trim().to_string())
+}
+
+/// The SHA-256 the hub gives for an LFS file (`X-Linked-Etag: "<64 hex>"`).
+fn linked_sha(h: &HeaderMap) -> Option<String> {
+    let v = header(h, "x-linked-etag")?;
+    let v = v.trim_start_matches("W/").trim_matches('"').to_ascii_lowercase();
+    (v.len() == 64 && v.chars().all(|c| c.is_ascii_hexdigit())).then_some(v)
+}
+
+fn sha256_file(path: &Path) -> Result<String, String> {
+    let mut f = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        src = c.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repo_ids_and_revisions_are_checked() {
+        assert!(check_repo_id("cross-encoder/nli-deberta-v3-xsmall").is_ok());
+        assert!(check_repo_id("gpt2").is_ok());
+        for bad in ["", "a/b/c", "../x", "a/..", "a b/c", "/x"] {
+            assert!(check_repo_id(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(revision_dir("refs/pr/1").unwrap(), "refs--pr--1");
+        assert!(revision_dir("../x").is_err());
+        assert!(revision_dir(" ").is_err());
+        assert_eq!(encode_segment("refs/pr/1"), "refs%2Fpr%2F1");
+    }
+
+    #[test]
+    fn models_dir_follows_the_environment() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        };
+        assert_eq!(
+            default_models_dir(&env(&[("UQ_MODELS_DIR", "/m"), ("XDG_CACHE_HOME", "/x")])),
+            PathBuf::from("/m")
+        );
+        assert_eq!(
+            default_models_dir(&env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),
+            PathBuf::from("/x/uqlite/models")
+        );
+        assert_eq!(
+            default_models_dir(&env(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/h")])),
+            PathBuf::from("/h/.cache/uqlite/models")
+        );
+    }
+}

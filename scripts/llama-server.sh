@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the llama-cpp-python OpenAI-compatible server (PyPI, built from source: llama.cpp, CPU only) into
+# .cache/llama-venv, once; later runs find it there. The tests in tests/tests/openai_server.rs start it with
+#   .cache/llama-venv/bin/python -m llama_cpp.server --model dist/models/smollm2/... --host 127.0.0.1 --port P
+# Prints the build time (the llama.cpp compile) when it builds. See docs/design.md, "A real OpenAI server".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+VERSION=0.3.36
+VENV=$ROOT/.cache/llama-venv
+STAMP=$VENV/.installed-$VERSION
+say() { printf 'llama-server: %s\n' "$*" >&2; }
+
+if [ -f "$STAMP" ] && "$VENV/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
+  exit 0
+fi
+rm -rf "$VENV"
+python3 -m venv "$VENV"
+# Only the library the server needs: no examples, tests, tools, server binary or multimodal helper;
+# a generic x86-64 build (no -march=native) so a cached venv survives a move to another CPU.
+export CMAKE_ARGS="${CMAKE_ARGS:--DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DGGML_OPENMP=OFF}"
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+say "building llama-cpp-python[server]==$VERSION from source into $VENV (CMAKE_ARGS=$CMAKE_ARGS, -j$CMAKE_BUILD_PARALLEL_LEVEL)"
+start=$(date +%s)
+"$VENV/bin/python" -m pip install -q "llama-cpp-python[server]==$VERSION"
+secs=$(( $(date +%s) - start ))
+"$VENV/bin/python" -c 'import llama_cpp.server, llama_cpp; print(llama_cpp.__version__)' >/dev/null
+touch "$STAMP"
+say "installed in ${secs}s (pip install including the llama.cpp build)"
