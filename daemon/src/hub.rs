@@ -316,6 +316,10 @@ impl<'a> Hub<'a> {
                 Err(Missing::Entry(detail)) => missing.push(format!("{path} ({detail})")),
             }
         }
+        let missing = match missing.as_slice() {
+            [one] => format!("no {one}"),
+            many => format!("neither {}", many.join(" nor ")),
+        };
         let export_hint = format!(
             "uqd needs model.onnx (or onnx/model.onnx), tokenizer.json and config.json; for a model without \
              ONNX files export one with  optimum-cli export onnx --model {} DIR  and set {}=DIR",
@@ -323,11 +327,8 @@ impl<'a> Hub<'a> {
             self.args.kind.variable()
         );
         Err(format!(
-            "{} @ {} has no {}: {}; {export_hint}",
-            self.args.repo,
-            self.args.revision,
-            wanted.candidates.join(" nor "),
-            missing.join(", "),
+            "{} @ {} has {missing}; {export_hint}",
+            self.args.repo, self.args.revision,
         ))
     }
 
@@ -454,9 +455,17 @@ impl<'a> Hub<'a> {
         if let Some(want) = expected_sha {
             if want != sha {
                 let _ = fs::remove_file(part);
-                return Ok(Step::Cut(format!(
-                    "{path}: SHA-256 {sha} is not the hub's {want}; the file was deleted"
-                )));
+                if offset > 0 {
+                    // The kept bytes may be from another version of the file: once more, whole.
+                    return Ok(Step::Cut(format!(
+                        "the resumed file's SHA-256 is not the hub's; downloading it whole"
+                    )));
+                }
+                return Err(format!(
+                    "{url}: the downloaded {path} has SHA-256 {sha}, not the hub's {want} (X-Linked-Etag): \
+                     it was deleted and nothing was installed; run the command again, and if it fails the \
+                     same way, the hub or a proxy between serves a different file"
+                ));
             }
         }
         eprintln!("uqd models pull: {path}: {got} bytes");
