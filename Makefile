@@ -13,6 +13,7 @@ demo: setup
 	@$(SQLITE) :memory: < examples/demo.sql
 
 test: setup
+	bash scripts/llama-server.sh
 	cargo test --release --workspace
 	cd ext && cargo test --release
 
