@@ -14,8 +14,13 @@ say() { printf 'llama-server: %s\n' "$*" >&2; }
 if [ -f "$STAMP" ] && "$VENV/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
   exit 0
 fi
+command -v g++ >/dev/null || { say "installing g++ with apt-get"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++; }
 rm -rf "$VENV"
-python3 -m venv "$VENV"
+if ! python3 -m venv "$VENV" 2>/dev/null; then
+  say "installing python3-venv with apt-get"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+  rm -rf "$VENV" && python3 -m venv "$VENV"
+fi
 # Only the library the server needs: no examples, tests, tools, server binary or multimodal helper;
 # a generic x86-64 build (no -march=native) so a cached venv survives a move to another CPU.
 export CMAKE_ARGS="${CMAKE_ARGS:--DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF -DMTMD_BUILD=OFF -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DGGML_OPENMP=OFF}"

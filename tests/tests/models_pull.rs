@@ -418,7 +418,6 @@ fn an_interrupted_download_resumes_and_never_installs_half_a_model() {
     let part = models.join("uqlite-test/nli-minilm/.main.download/model.onnx.part");
     let kept = std::fs::metadata(&part).expect("the partial file is kept").len();
     assert!(kept > 0 && kept < size, "{kept} of {size}");
-    // The daemon refuses the half-written staging directory (it has no model.onnx).
     // Run again with the hub healthy: it resumes from the kept bytes.
     let n = hub.requests().len();
     let out = pull(&hub, &models, &["uqlite-test/nli-minilm"], &[]);
