@@ -63,6 +63,9 @@ pub struct PullArgs {
     pub token: Option<String>,
     /// Where models go: `<models_dir>/<repo>/<revision>`.
     pub models_dir: PathBuf,
+    /// The ONNX file to take (e.g. `onnx/model_quantized.onnx`) instead of `model.onnx`, else
+    /// `onnx/model.onnx`.
+    pub onnx_file: Option<String>,
 }
 
 /// `--models-dir`, else `UQ_MODELS_DIR`, else `$XDG_CACHE_HOME/uqlite/models`, else
@@ -110,7 +113,9 @@ pub fn check_repo_id(repo: &str) -> Result<(), String> {
 /// A revision's directory name: `/` (as in `refs/pr/1`) becomes `--`.
 fn revision_dir(revision: &str) -> Result<String, String> {
     if revision.trim().is_empty()
-        || revision.split('/').any(|p| p.is_empty() || p == "." || p == "..")
+        || revision
+            .split('/')
+            .any(|p| p.is_empty() || p == "." || p == "..")
         || revision.chars().any(|c| c.is_control())
     {
         return Err(format!(
@@ -136,6 +141,16 @@ fn encode_segment(s: &str) -> String {
 /// Downloads and verifies the model; returns its directory (also when it was already there).
 pub fn pull(args: &PullArgs) -> Result<PathBuf, String> {
     check_repo_id(&args.repo)?;
+    if let Some(f) = &args.onnx_file {
+        if !f.ends_with(".onnx")
+            || f.starts_with('/')
+            || f.split('/').any(|p| p.is_empty() || p == "..")
+        {
+            return Err(format!(
+                "--onnx-file {f:?} is not an ONNX file of the repository: give its path there, e.g. onnx/model_quantized.onnx"
+            ));
+        }
+    }
     let rev_dir = revision_dir(&args.revision)?;
     let repo_dir = args.models_dir.join(&args.repo);
     let final_dir = repo_dir.join(&rev_dir);
@@ -150,8 +165,12 @@ pub fn pull(args: &PullArgs) -> Result<PathBuf, String> {
         return Ok(final_dir);
     }
     let staging = repo_dir.join(format!(".{rev_dir}.download"));
-    fs::create_dir_all(&staging)
-        .map_err(|e| format!("cannot create {}: {e} (check --models-dir / UQ_MODELS_DIR)", staging.display()))?;
+    fs::create_dir_all(&staging).map_err(|e| {
+        format!(
+            "cannot create {}: {e} (check --models-dir / UQ_MODELS_DIR)",
+            staging.display()
+        )
+    })?;
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -201,31 +220,33 @@ pub fn verify_dir(dir: &Path, kind: Kind) -> Result<(), String> {
         Kind::Nli => crate::engine::nli::NliText::load(dir, None).map(|_| ()),
         Kind::Embedding => tokenizers::Tokenizer::from_file(dir.join("tokenizer.json"))
             .map(|_| ())
-            .map_err(|e| format!("embedding model {}: cannot load tokenizer.json: {e}", dir.display())),
+            .map_err(|e| {
+                format!(
+                    "embedding model {}: cannot load tokenizer.json: {e}",
+                    dir.display()
+                )
+            }),
     };
     checked.map_err(|e| {
         format!("{e} (the repository's files do not make a model uqd can load; see docs/reference.md, \"uqd models pull\")")
     })
 }
 
-/// One file's source path in the repository and its name in the model directory.
+/// One file's source paths in the repository (the first that exists) and its name in the
+/// model directory.
 struct Wanted {
-    candidates: &'static [&'static str],
+    candidates: Vec<String>,
     name: &'static str,
 }
 
-const CONFIG: Wanted = Wanted {
-    candidates: &["config.json"],
-    name: "config.json",
-};
-const TOKENIZER: Wanted = Wanted {
-    candidates: &["tokenizer.json"],
-    name: "tokenizer.json",
-};
-const MODEL: Wanted = Wanted {
-    candidates: &["model.onnx", "onnx/model.onnx"],
-    name: "model.onnx",
-};
+impl Wanted {
+    fn new(candidates: &[&str], name: &'static str) -> Wanted {
+        Wanted {
+            candidates: candidates.iter().map(|c| c.to_string()).collect(),
+            name,
+        }
+    }
+}
 
 struct Hub<'a> {
     args: &'a PullArgs,
@@ -276,12 +297,27 @@ impl<'a> Hub<'a> {
         let mut commit = None;
         // config.json first: small, and it tells a wrong revision or a missing token early;
         // its labels are checked before the large download.
-        for wanted in [&CONFIG, &TOKENIZER, &MODEL] {
+        let model = match &self.args.onnx_file {
+            Some(f) => Wanted::new(&[f.as_str()], "model.onnx"),
+            None => Wanted::new(&["model.onnx", "onnx/model.onnx"], "model.onnx"),
+        };
+        let wanted_files = [
+            Wanted::new(&["config.json"], "config.json"),
+            Wanted::new(&["tokenizer.json"], "tokenizer.json"),
+            model,
+        ];
+        let mut renames = Vec::new();
+        for wanted in &wanted_files {
             let (from, fetched) = self.fetch_one(wanted, staging).await?;
+            let fetched_as = staging.join(format!("{}.fetched", from.replace('/', "--")));
+            renames.push((fetched_as.clone(), staging.join(wanted.name)));
             if wanted.name == "config.json" && self.args.kind == Kind::Nli {
-                let text = fs::read_to_string(staging.join("config.json")).unwrap_or_default();
+                let text = fs::read_to_string(&fetched_as).unwrap_or_default();
                 let cfg: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                    format!("{}: config.json is not JSON ({e}): is this a model repository?", self.args.repo)
+                    format!(
+                        "{}: config.json is not JSON ({e}): is this a model repository?",
+                        self.args.repo
+                    )
                 })?;
                 crate::engine::nli::Labels::from_config(&cfg, &self.args.repo).map_err(|e| {
                     format!(
@@ -297,6 +333,11 @@ impl<'a> Hub<'a> {
                 serde_json::json!({"from": from, "bytes": fetched.bytes, "sha256": fetched.sha256}),
             );
         }
+        for (from, to) in renames {
+            fs::rename(&from, &to).map_err(|e| {
+                format!("cannot rename {} to {}: {e}", from.display(), to.display())
+            })?;
+        }
         Ok(serde_json::json!({
             "repo": self.args.repo,
             "revision": self.args.revision,
@@ -306,12 +347,19 @@ impl<'a> Hub<'a> {
         }))
     }
 
-    /// Fetches the first candidate path that exists into `staging/<name>`.
-    async fn fetch_one(&self, wanted: &Wanted, staging: &Path) -> Result<(String, Fetched), String> {
-        let dest = staging.join(wanted.name);
+    /// Fetches the first candidate path that exists into `staging/<path>.fetched` (`/` as `--`).
+    /// Each source path has its own partial and finished file, so a run with another
+    /// `--onnx-file` never resumes the bytes of a different file; `fetch_all` gives the files
+    /// their names once all are there.
+    async fn fetch_one(
+        &self,
+        wanted: &Wanted,
+        staging: &Path,
+    ) -> Result<(String, Fetched), String> {
         let mut missing = Vec::new();
-        for path in wanted.candidates {
-            match self.fetch_file(path, &dest).await? {
+        for path in &wanted.candidates {
+            let fetched_as = staging.join(format!("{}.fetched", path.replace('/', "--")));
+            match self.fetch_file(path, &fetched_as).await? {
                 Ok(f) => return Ok((path.to_string(), f)),
                 Err(Missing::Entry(detail)) => missing.push(format!("{path} ({detail})")),
             }
@@ -320,12 +368,18 @@ impl<'a> Hub<'a> {
             [one] => format!("no {one}"),
             many => format!("neither {}", many.join(" nor ")),
         };
-        let export_hint = format!(
+        let export_hint = if wanted.name == "model.onnx" && self.args.onnx_file.is_some() {
+            "check --onnx-file against the repository's files (listed on its page on the hub), or leave it out \
+             to take model.onnx or onnx/model.onnx"
+                .to_string()
+        } else {
+            format!(
             "uqd needs model.onnx (or onnx/model.onnx), tokenizer.json and config.json; for a model without \
              ONNX files export one with  optimum-cli export onnx --model {} DIR  and set {}=DIR",
             self.args.repo,
             self.args.kind.variable()
-        );
+            )
+        };
         Err(format!(
             "{} @ {} has {missing}; {export_hint}",
             self.args.repo, self.args.revision,
@@ -334,7 +388,11 @@ impl<'a> Hub<'a> {
 
     /// Downloads `path` to `dest` (via `dest.part`), resuming after a cut connection.
     /// `Ok(Err(Missing))`: the hub has no such file at this revision.
-    async fn fetch_file(&self, path: &str, dest: &Path) -> Result<Result<Fetched, Missing>, String> {
+    async fn fetch_file(
+        &self,
+        path: &str,
+        dest: &Path,
+    ) -> Result<Result<Fetched, Missing>, String> {
         if dest.is_file() {
             // Finished in an earlier, interrupted run.
             let bytes = fs::metadata(dest).map(|m| m.len()).unwrap_or(0);
@@ -351,7 +409,11 @@ impl<'a> Hub<'a> {
             match self.attempt(&url, path, &part).await? {
                 Step::Done(f) => {
                     fs::rename(&part, dest).map_err(|e| {
-                        format!("cannot rename {} to {}: {e}", part.display(), dest.display())
+                        format!(
+                            "cannot rename {} to {}: {e}",
+                            part.display(),
+                            dest.display()
+                        )
                     })?;
                     return Ok(Ok(f));
                 }
@@ -379,15 +441,24 @@ impl<'a> Hub<'a> {
         // The hub redirects large (LFS) files to a CDN; the SHA-256 and size come with the redirect.
         let mut expected_sha = linked_sha(resp.headers());
         let commit = header(resp.headers(), "x-repo-commit");
-        if resp.status().is_redirection() {
+        // Up to 5 redirects (a renamed repository, then the CDN), followed by hand: the token
+        // goes only to the hub's own host.
+        let mut at = reqwest::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+        for _ in 0..5 {
+            if !resp.status().is_redirection() {
+                break;
+            }
             let loc = header(resp.headers(), LOCATION.as_str()).ok_or_else(|| {
-                format!("{url}: the hub answered {} without a Location", resp.status())
+                format!(
+                    "{url}: the hub answered {} without a Location",
+                    resp.status()
+                )
             })?;
-            let next = reqwest::Url::parse(url)
-                .and_then(|u| u.join(&loc))
+            at = at
+                .join(&loc)
                 .map_err(|e| format!("{url}: bad redirect {loc:?}: {e}"))?;
-            let same_host = next.host_str().map(str::to_string) == self.host;
-            resp = match self.get(next.as_str(), have, same_host).await {
+            let same_host = at.host_str().map(str::to_string) == self.host;
+            resp = match self.get(at.as_str(), have, same_host).await {
                 Ok(r) => r,
                 Err(e) => return Ok(Step::Cut(format!("request failed: {}", error_chain(&e)))),
             };
@@ -398,23 +469,36 @@ impl<'a> Hub<'a> {
         match status {
             StatusCode::OK => {}
             StatusCode::PARTIAL_CONTENT => {
-                let start = header(resp.headers(), CONTENT_RANGE.as_str())
-                    .and_then(|r| r.strip_prefix("bytes ")?.split('-').next()?.parse::<u64>().ok());
+                let start = header(resp.headers(), CONTENT_RANGE.as_str()).and_then(|r| {
+                    r.strip_prefix("bytes ")?
+                        .split('-')
+                        .next()?
+                        .parse::<u64>()
+                        .ok()
+                });
                 if start != Some(have) {
                     // Not the range asked for: start over.
                     let _ = fs::remove_file(part);
-                    return Ok(Step::Cut(format!("the server sent an unexpected range ({start:?})")));
+                    return Ok(Step::Cut(format!(
+                        "the server sent an unexpected range ({start:?})"
+                    )));
                 }
                 offset = have;
             }
             StatusCode::RANGE_NOT_SATISFIABLE => {
                 let _ = fs::remove_file(part);
-                return Ok(Step::Cut("the partial file did not match the server's; starting over".into()));
+                return Ok(Step::Cut(
+                    "the partial file did not match the server's; starting over".into(),
+                ));
             }
             s if s.is_server_error() => {
                 return Ok(Step::Cut(format!("{url}: the hub answered {s}")));
             }
-            s => return self.refused(url, path, s, resp.headers()).map(Step::Missing),
+            s => {
+                return self
+                    .refused(url, path, s, resp.headers())
+                    .map(Step::Missing)
+            }
         }
         let total = resp.content_length().map(|n| n + offset);
         let mut file = if offset > 0 {
@@ -448,7 +532,9 @@ impl<'a> Hub<'a> {
         drop(file);
         if let Some(t) = total {
             if got != t {
-                return Ok(Step::Cut(format!("connection cut after {got} of {t} bytes")));
+                return Ok(Step::Cut(format!(
+                    "connection cut after {got} of {t} bytes"
+                )));
             }
         }
         let sha = sha256_file(part)?;
@@ -488,7 +574,13 @@ impl<'a> Hub<'a> {
     }
 
     /// A 4xx answer: a missing file (to try the next candidate), or an error naming the fix.
-    fn refused(&self, url: &str, path: &str, status: StatusCode, h: &HeaderMap) -> Result<Missing, String> {
+    fn refused(
+        &self,
+        url: &str,
+        path: &str,
+        status: StatusCode,
+        h: &HeaderMap,
+    ) -> Result<Missing, String> {
         let code = header(h, "x-error-code").unwrap_or_default();
         let message = header(h, "x-error-message")
             .map(|m| format!(": {m}"))
@@ -548,7 +640,10 @@ fn header(h: &HeaderMap, name: &str) -> Option<String> {
 /// The SHA-256 the hub gives for an LFS file (`X-Linked-Etag: "<64 hex>"`).
 fn linked_sha(h: &HeaderMap) -> Option<String> {
     let v = header(h, "x-linked-etag")?;
-    let v = v.trim_start_matches("W/").trim_matches('"').to_ascii_lowercase();
+    let v = v
+        .trim_start_matches("W/")
+        .trim_matches('"')
+        .to_ascii_lowercase();
     (v.len() == 64 && v.chars().all(|c| c.is_ascii_hexdigit())).then_some(v)
 }
 
@@ -599,7 +694,11 @@ mod tests {
     #[test]
     fn models_dir_follows_the_environment() {
         let env = |vars: &'static [(&'static str, &'static str)]| {
-            move |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
         };
         assert_eq!(
             default_models_dir(&env(&[("UQ_MODELS_DIR", "/m"), ("XDG_CACHE_HOME", "/x")])),

@@ -91,6 +91,10 @@ enum ModelsCommand {
         /// ~/.cache/uqlite/models).
         #[arg(long)]
         models_dir: Option<PathBuf>,
+        /// The repository's ONNX file to take, e.g. onnx/model_quantized.onnx; also
+        /// UQ_MODEL_ONNX_FILE (default model.onnx, else onnx/model.onnx).
+        #[arg(long)]
+        onnx_file: Option<String>,
     },
 }
 
@@ -358,6 +362,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     revision,
                     kind,
                     models_dir,
+                    onnx_file,
                 },
         } => {
             let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
@@ -373,6 +378,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 kind,
                 endpoint: env("HF_ENDPOINT").unwrap_or_else(|| uqd::hub::DEFAULT_ENDPOINT.into()),
                 token: env("HF_TOKEN"),
+                onnx_file: onnx_file.or_else(|| env("UQ_MODEL_ONNX_FILE")),
                 models_dir: match models_dir {
                     Some(d) => std::path::absolute(&d).unwrap_or(d),
                     None => uqd::hub::default_models_dir(&env),

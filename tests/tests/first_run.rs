@@ -23,9 +23,21 @@ fn causes() -> Vec<(&'static str, Sandbox, &'static str)> {
     let lib = no_lib.dir.join("lib").join("libonnxruntime.so.1.31.1");
     let no_lib = no_lib.with_env("UQ_ORT_LIB", &lib.display().to_string());
     vec![
-        ("no NLI model: UQ_NLI_MODEL names no directory", no_model, "does not exist"),
-        ("a bad config file: an unknown key", bad_config, "unknown field `nli_modle`"),
-        ("a missing library: UQ_ORT_LIB names no file", no_lib, "ONNX Runtime library"),
+        (
+            "no NLI model: UQ_NLI_MODEL names no directory",
+            no_model,
+            "does not exist",
+        ),
+        (
+            "a bad config file: an unknown key",
+            bad_config,
+            "unknown field `nli_modle`",
+        ),
+        (
+            "a missing library: UQ_ORT_LIB names no file",
+            no_lib,
+            "ONNX Runtime library",
+        ),
     ]
 }
 
@@ -48,9 +60,18 @@ fn sql_errors_carry_the_daemons_reason() {
         let err = sb.sqlite_err(SQL);
         // One line: the reason is in the message itself, not only in the log it names.
         let line = err.trim();
-        assert!(!line.contains('\n'), "{title}: a one-line error expected:\n{err}");
-        assert!(line.contains(reason), "{title}: the reason {reason:?} is missing:\n{err}");
-        assert!(line.contains("uqd.log"), "{title}: the log's path is missing:\n{err}");
+        assert!(
+            !line.contains('\n'),
+            "{title}: a one-line error expected:\n{err}"
+        );
+        assert!(
+            line.contains(reason),
+            "{title}: the reason {reason:?} is missing:\n{err}"
+        );
+        assert!(
+            line.contains("uqd.log"),
+            "{title}: the log's path is missing:\n{err}"
+        );
         assert!(sb.daemon_pid().is_none(), "{title}: no daemon should run");
         g.add(title, SQL, "error", &err);
     }

@@ -113,7 +113,10 @@ fn answer(
         reply(
             out,
             status,
-            &[("X-Error-Code", code.into()), ("X-Error-Message", msg.into())],
+            &[
+                ("X-Error-Code", code.into()),
+                ("X-Error-Message", msg.into()),
+            ],
             msg.as_bytes(),
         )
     };
@@ -129,22 +132,44 @@ fn answer(
         _ => return error(out, "404 Not Found", "RepoNotFound", "Repository not found"),
     };
     let Some(repo) = repos.get(&repo_id) else {
-        return error(out, "401 Unauthorized", "RepoNotFound", "Repository not found");
+        return error(
+            out,
+            "401 Unauthorized",
+            "RepoNotFound",
+            "Repository not found",
+        );
     };
     let authorized = headers.get("authorization") == Some(&format!("Bearer {TOKEN}"));
     if repo.private && !cdn && !authorized {
-        return error(out, "401 Unauthorized", "GatedRepo", "Access to this model is restricted");
+        return error(
+            out,
+            "401 Unauthorized",
+            "GatedRepo",
+            "Access to this model is restricted",
+        );
     }
     if !repo.revisions.contains(&revision) {
-        return error(out, "404 Not Found", "RevisionNotFound", &format!("Invalid rev id: {revision}"));
+        return error(
+            out,
+            "404 Not Found",
+            "RevisionNotFound",
+            &format!("Invalid rev id: {revision}"),
+        );
     }
     let Some(file) = repo.files.get(&path) else {
         return error(out, "404 Not Found", "EntryNotFound", "Entry not found");
     };
     let body = std::fs::read(file).expect("read served file");
-    let commit = ("X-Repo-Commit", "0123456789abcdef0123456789abcdef01234567".to_string());
+    let commit = (
+        "X-Repo-Commit",
+        "0123456789abcdef0123456789abcdef01234567".to_string(),
+    );
     if repo.lfs && !cdn && body.len() > 1_000_000 {
-        let sha = if repo.bad_sha { "0".repeat(64) } else { sha256(file) };
+        let sha = if repo.bad_sha {
+            "0".repeat(64)
+        } else {
+            sha256(file)
+        };
         return reply(
             out,
             "302 Found",
@@ -157,14 +182,20 @@ fn answer(
             b"",
         );
     }
-    let from = headers
-        .get("range")
-        .and_then(|r| r.strip_prefix("bytes=")?.strip_suffix('-')?.parse::<usize>().ok());
+    let from = headers.get("range").and_then(|r| {
+        r.strip_prefix("bytes=")?
+            .strip_suffix('-')?
+            .parse::<usize>()
+            .ok()
+    });
     let (status, start, mut extra) = match from {
         Some(f) if f < body.len() => (
             "206 Partial Content",
             f,
-            vec![("Content-Range", format!("bytes {f}-{}/{}", body.len() - 1, body.len()))],
+            vec![(
+                "Content-Range",
+                format!("bytes {f}-{}/{}", body.len() - 1, body.len()),
+            )],
         ),
         Some(_) => return reply(out, "416 Range Not Satisfiable", &[], b""),
         None => ("200 OK", 0, vec![]),
@@ -192,7 +223,10 @@ fn answer(
 }
 
 fn sha256(path: &Path) -> String {
-    let out = Command::new("sha256sum").arg(path).output().expect("sha256sum");
+    let out = Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .next()
@@ -202,7 +236,11 @@ fn sha256(path: &Path) -> String {
 
 /// The shared NLI model, the repository's content (referenced in place, never copied).
 fn shared_model() -> PathBuf {
-    let d = root().join("..").join("shared").join("models").join("nli-minilm-l6-v2");
+    let d = root()
+        .join("..")
+        .join("shared")
+        .join("models")
+        .join("nli-minilm-l6-v2");
     assert!(
         d.join("model.onnx").is_file(),
         "{} is missing: the hub tests serve the shared NLI model (../shared beside the clone)",
@@ -217,12 +255,23 @@ fn nli_repo(onnx_dir: bool) -> Repo {
     let m = shared_model();
     let mut files = HashMap::new();
     files.insert(
-        if onnx_dir { "onnx/model.onnx" } else { "model.onnx" }.to_string(),
+        if onnx_dir {
+            "onnx/model.onnx"
+        } else {
+            "model.onnx"
+        }
+        .to_string(),
         m.join("model.onnx"),
     );
     for f in ["tokenizer.json", "config.json", "vocab.txt"] {
         files.insert(f.to_string(), m.join(f));
     }
+    // Another ONNX file beside it, as the hub's exports carry quantized variants (here the
+    // shared v1 model, same architecture and tokenizer).
+    files.insert(
+        "onnx/model_quantized.onnx".to_string(),
+        m.with_file_name("nli-minilm-l6").join("model.onnx"),
+    );
     Repo {
         files,
         revisions: vec!["main".into(), "v2".into()],
@@ -280,7 +329,10 @@ fn pull(hub: &Hub, models: &Path, args: &[&str], env: &[(&str, &str)]) -> Output
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
-    let (mut fa, mut fb) = (std::fs::File::open(a).unwrap(), std::fs::File::open(b).unwrap());
+    let (mut fa, mut fb) = (
+        std::fs::File::open(a).unwrap(),
+        std::fs::File::open(b).unwrap(),
+    );
     let (mut x, mut y) = (Vec::new(), Vec::new());
     fa.read_to_end(&mut x).unwrap();
     fb.read_to_end(&mut y).unwrap();
@@ -295,7 +347,8 @@ fn leftovers(dir: &Path) -> Vec<String> {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let p = e.path();
             let name = e.file_name().to_string_lossy().to_string();
-            if name.ends_with(".part") || name.ends_with(".download") {
+            if name.ends_with(".part") || name.ends_with(".download") || name.ends_with(".fetched")
+            {
                 found.push(p.display().to_string());
             }
             if p.is_dir() {
@@ -316,7 +369,10 @@ fn pull_verifies_and_the_daemon_scores_with_the_pulled_model() {
     assert_eq!(dir, models.join("uqlite-test/nli-minilm/main"));
     let m = shared_model();
     for f in ["model.onnx", "tokenizer.json", "config.json"] {
-        assert!(same_file(&dir.join(f), &m.join(f)), "{f} differs from the repository's");
+        assert!(
+            same_file(&dir.join(f), &m.join(f)),
+            "{f} differs from the repository's"
+        );
     }
     assert!(leftovers(&models).is_empty(), "{:?}", leftovers(&models));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -326,9 +382,13 @@ fn pull_verifies_and_the_daemon_scores_with_the_pulled_model() {
     );
     // The record: where each file came from, its SHA-256 (checked against the hub's).
     let record: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("uqlite-pull.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.join("uqlite-pull.json")).unwrap())
+            .unwrap();
     assert_eq!(record["files"]["model.onnx"]["from"], "onnx/model.onnx");
-    assert_eq!(record["files"]["model.onnx"]["sha256"], sha256(&m.join("model.onnx")));
+    assert_eq!(
+        record["files"]["model.onnx"]["sha256"],
+        sha256(&m.join("model.onnx"))
+    );
     assert_eq!(record["commit"], "0123456789abcdef0123456789abcdef01234567");
     // The model went through the LFS redirect.
     assert!(hub
@@ -340,10 +400,15 @@ fn pull_verifies_and_the_daemon_scores_with_the_pulled_model() {
     let before = hub.requests().len();
     let again = pull(&hub, &models, &["uqlite-test/nli-minilm"], &[]);
     assert_eq!(stdout_ok(&again, "second pull"), dir.display().to_string());
-    assert_eq!(hub.requests().len(), before, "the second pull downloaded again");
+    assert_eq!(
+        hub.requests().len(),
+        before,
+        "the second pull downloaded again"
+    );
 
     // The daemon scores with it, exactly as with the same model from ../shared.
-    let sql = "SELECT printf('%.6f', json_extract(uq_nli('Marie Curie was born in Warsaw in 1867.', \
+    let sql =
+        "SELECT printf('%.6f', json_extract(uq_nli('Marie Curie was born in Warsaw in 1867.', \
                'Marie Curie was born in Poland.'), '$.entailment'));";
     let pulled = sb.with_env("UQ_NLI_MODEL", &dir.display().to_string());
     let with_pulled = pulled.sqlite_ok(sql);
@@ -359,16 +424,49 @@ fn pull_verifies_and_the_daemon_scores_with_the_pulled_model() {
     assert!(p > 0.5, "entailment probability {p}");
 
     // A revision other than main, and a repository with the model at the top level.
-    let out = pull(&hub, &models, &["uqlite-test/nli-flat", "--revision", "v2"], &[]);
+    let out = pull(
+        &hub,
+        &models,
+        &["uqlite-test/nli-flat", "--revision", "v2"],
+        &[],
+    );
     let flat = PathBuf::from(stdout_ok(&out, "pull --revision v2"));
     assert_eq!(flat, models.join("uqlite-test/nli-flat/v2"));
     assert!(same_file(&flat.join("model.onnx"), &m.join("model.onnx")));
 
+    // Another ONNX file of the repository, with --onnx-file.
+    let out = pull(
+        &hub,
+        &models,
+        &[
+            "uqlite-test/nli-minilm",
+            "--revision",
+            "v2",
+            "--onnx-file",
+            "onnx/model_quantized.onnx",
+        ],
+        &[],
+    );
+    let q = PathBuf::from(stdout_ok(&out, "pull --onnx-file"));
+    assert!(same_file(
+        &q.join("model.onnx"),
+        &m.with_file_name("nli-minilm-l6").join("model.onnx")
+    ));
+    assert!(leftovers(&models).is_empty(), "{:?}", leftovers(&models));
+
     // An embedding model, with --kind embedding.
-    let out = pull(&hub, &models, &["uqlite-test/minilm-embed", "--kind", "embedding"], &[]);
+    let out = pull(
+        &hub,
+        &models,
+        &["uqlite-test/minilm-embed", "--kind", "embedding"],
+        &[],
+    );
     let e = PathBuf::from(stdout_ok(&out, "pull --kind embedding"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("export UQ_EMBED_MODEL="));
-    assert!(same_file(&e.join("model.onnx"), &dist().join("models/embed/model.onnx")));
+    assert!(same_file(
+        &e.join("model.onnx"),
+        &dist().join("models/embed/model.onnx")
+    ));
 }
 
 #[test]
@@ -380,9 +478,17 @@ fn a_private_repository_needs_hf_token() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("set HF_TOKEN"));
     assert!(!models.join("uqlite-test/private/main").exists());
-    let out = pull(&hub, &models, &["uqlite-test/private"], &[("HF_TOKEN", TOKEN)]);
+    let out = pull(
+        &hub,
+        &models,
+        &["uqlite-test/private"],
+        &[("HF_TOKEN", TOKEN)],
+    );
     let dir = PathBuf::from(stdout_ok(&out, "pull with HF_TOKEN"));
-    assert!(same_file(&dir.join("model.onnx"), &shared_model().join("model.onnx")));
+    assert!(same_file(
+        &dir.join("model.onnx"),
+        &shared_model().join("model.onnx")
+    ));
 }
 
 #[test]
@@ -403,9 +509,19 @@ fn an_interrupted_download_resumes_and_never_installs_half_a_model() {
         .requests()
         .iter()
         .filter(|(p, _)| p.starts_with("/cdn/") && p.ends_with("model.onnx"))
-        .filter_map(|(_, r)| r.as_deref()?.strip_prefix("bytes=")?.strip_suffix('-')?.parse().ok())
+        .filter_map(|(_, r)| {
+            r.as_deref()?
+                .strip_prefix("bytes=")?
+                .strip_suffix('-')?
+                .parse()
+                .ok()
+        })
         .collect();
-    assert_eq!(ranges, vec![size / 3], "one resumed request, from where the cut was");
+    assert_eq!(
+        ranges,
+        vec![size / 3],
+        "one resumed request, from where the cut was"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("resuming at byte"));
 
     // Cut every time: the command fails, says how to resume, and installs nothing.
@@ -413,10 +529,15 @@ fn an_interrupted_download_resumes_and_never_installs_half_a_model() {
     let out = pull(&hub, &models, &["uqlite-test/nli-minilm"], &[]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("run the same command again to resume"), "{err}");
+    assert!(
+        err.contains("run the same command again to resume"),
+        "{err}"
+    );
     assert!(!models.join("uqlite-test/nli-minilm/main").exists());
-    let part = models.join("uqlite-test/nli-minilm/.main.download/model.onnx.part");
-    let kept = std::fs::metadata(&part).expect("the partial file is kept").len();
+    let part = models.join("uqlite-test/nli-minilm/.main.download/onnx--model.onnx.fetched.part");
+    let kept = std::fs::metadata(&part)
+        .expect("the partial file is kept")
+        .len();
     assert!(kept > 0 && kept < size, "{kept} of {size}");
     // Run again with the hub healthy: it resumes from the kept bytes.
     let n = hub.requests().len();
@@ -430,11 +551,15 @@ fn an_interrupted_download_resumes_and_never_installs_half_a_model() {
         .cloned()
         .collect();
     assert!(
-        resumed.iter().any(|(_, r)| r.as_deref() == Some(&format!("bytes={kept}-"))),
+        resumed
+            .iter()
+            .any(|(_, r)| r.as_deref() == Some(&format!("bytes={kept}-"))),
         "{resumed:?}"
     );
     // config.json and tokenizer.json were complete: not fetched again.
-    assert!(hub.requests()[n..].iter().all(|(p, _)| p.ends_with("model.onnx")));
+    assert!(hub.requests()[n..]
+        .iter()
+        .all(|(p, _)| p.ends_with("model.onnx")));
 }
 
 #[test]
@@ -451,32 +576,87 @@ fn pull_errors_name_what_and_the_fix() {
     g.replace(&hub.url, "$HUB");
     g.replace(sb.dir.display(), "$SANDBOX");
     let cases: &[(&str, &[&str], &[(&str, &str)])] = &[
-        ("a missing file: no tokenizer.json", &["uqlite-test/no-tokenizer"], &[]),
-        ("a missing file: no ONNX model", &["uqlite-test/no-onnx"], &[]),
-        ("a revision that does not exist", &["uqlite-test/nli-minilm", "--revision", "v9"], &[]),
-        ("a private repository without HF_TOKEN", &["uqlite-test/private"], &[]),
-        ("a private repository with a wrong HF_TOKEN", &["uqlite-test/private"], &[("HF_TOKEN", "hf_wrong")]),
+        (
+            "a missing file: no tokenizer.json",
+            &["uqlite-test/no-tokenizer"],
+            &[],
+        ),
+        (
+            "a missing file: no ONNX model",
+            &["uqlite-test/no-onnx"],
+            &[],
+        ),
+        (
+            "a revision that does not exist",
+            &["uqlite-test/nli-minilm", "--revision", "v9"],
+            &[],
+        ),
+        (
+            "a private repository without HF_TOKEN",
+            &["uqlite-test/private"],
+            &[],
+        ),
+        (
+            "a private repository with a wrong HF_TOKEN",
+            &["uqlite-test/private"],
+            &[("HF_TOKEN", "hf_wrong")],
+        ),
         ("not an NLI model", &["uqlite-test/minilm-embed"], &[]),
-        ("a SHA-256 that does not match the hub's", &["uqlite-test/bad-sha"], &[]),
+        (
+            "a SHA-256 that does not match the hub's",
+            &["uqlite-test/bad-sha"],
+            &[],
+        ),
         ("a bad repository id", &["../etc"], &[]),
-        ("a bad kind", &["uqlite-test/nli-minilm", "--kind", "llm"], &[]),
+        (
+            "a bad kind",
+            &["uqlite-test/nli-minilm", "--kind", "llm"],
+            &[],
+        ),
+        (
+            "--onnx-file names no file of the repository",
+            &[
+                "uqlite-test/nli-minilm",
+                "--onnx-file",
+                "onnx/model_int8.onnx",
+            ],
+            &[],
+        ),
+        (
+            "--onnx-file not a path in the repository",
+            &["uqlite-test/nli-minilm", "--onnx-file", "../model.onnx"],
+            &[],
+        ),
     ];
     for (title, args, env) in cases {
         let out = pull(&hub, &models, args, env);
         let shown = format!(
             "$ {}uqd models pull {}",
-            env.iter().map(|(k, v)| format!("{k}={v} ")).collect::<String>(),
+            env.iter()
+                .map(|(k, v)| format!("{k}={v} "))
+                .collect::<String>(),
             args.join(" ")
         );
         let err = stderr_err(&out, &shown);
         assert_eq!(out.status.code(), Some(1), "{title}: {err}");
         assert!(out.stdout.is_empty(), "{title}: a directory was printed");
         // Only the error itself is pinned (not the progress lines before it).
-        let last = err.lines().filter(|l| l.starts_with("uqd: ")).last().unwrap_or(&err).to_string();
+        let last = err
+            .lines()
+            .filter(|l| l.starts_with("uqd: "))
+            .last()
+            .unwrap_or(&err)
+            .to_string();
         g.add(title, &shown, "error (exit status 1)", &last);
     }
     // No failed pull left a model directory behind.
-    for repo in ["no-tokenizer", "no-onnx", "private", "minilm-embed", "bad-sha"] {
+    for repo in [
+        "no-tokenizer",
+        "no-onnx",
+        "private",
+        "minilm-embed",
+        "bad-sha",
+    ] {
         let d = models.join("uqlite-test").join(repo).join("main");
         assert!(!d.exists(), "{} exists after a failed pull", d.display());
     }

@@ -31,7 +31,11 @@ impl LlamaServer {
             python.display()
         );
         let model = dist().join("models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
-        assert!(model.is_file(), "{} is missing: run `make setup`", model.display());
+        assert!(
+            model.is_file(),
+            "{} is missing: run `make setup`",
+            model.display()
+        );
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
@@ -56,7 +60,11 @@ impl LlamaServer {
             }
             http(port, "GET", "/v1/models", "").is_some_and(|(code, _)| code == 200)
         });
-        assert!(ready, "llama_cpp.server did not answer in 180 s:\n{}", server.log_text());
+        assert!(
+            ready,
+            "llama_cpp.server did not answer in 180 s:\n{}",
+            server.log_text()
+        );
         server
     }
 
@@ -156,7 +164,10 @@ fn llama_cpp_server_generates_decomposes_and_scores() {
         assert_eq!(r["idx"], i, "{r}");
         assert_eq!(r["cached"], 0, "{r}");
         assert_eq!(r["model"], "smollm2-135m-instruct", "{r}");
-        assert!(!r["response"].as_str().unwrap_or("").trim().is_empty(), "{r}");
+        assert!(
+            !r["response"].as_str().unwrap_or("").trim().is_empty(),
+            "{r}"
+        );
         let lps: Vec<f64> = r["logprobs"]
             .as_array()
             .unwrap_or_else(|| panic!("row {i} has no logprobs: {r}"))
@@ -166,10 +177,17 @@ fn llama_cpp_server_generates_decomposes_and_scores() {
         assert!(!lps.is_empty() && lps.iter().all(|&x| x <= 0.0), "{r}");
         if i == 0 {
             // Its own call: one logprob per completion token the server counted.
-            assert_eq!(lps.len() as i64, r["completion_tokens"].as_i64().unwrap(), "{r}");
+            assert_eq!(
+                lps.len() as i64,
+                r["completion_tokens"].as_i64().unwrap(),
+                "{r}"
+            );
         }
         let p = (lps.iter().sum::<f64>() / lps.len() as f64).exp();
-        assert!((r["p"].as_f64().unwrap() - p).abs() < 1e-9, "normalized_probability: {r}");
+        assert!(
+            (r["p"].as_f64().unwrap() - p).abs() < 1e-9,
+            "normalized_probability: {r}"
+        );
     }
     // The samples come from one call asking for n = 2 (llama-cpp-python answers one choice, the
     // client asks for the other): its usage sits on the first sample, so compare the totals.
@@ -185,7 +203,10 @@ fn llama_cpp_server_generates_decomposes_and_scores() {
 
     // The answer's logprobs score it with normalized_probability; its samples with entailment.
     let answer = rows[0]["response"].as_str().unwrap().to_string();
-    let samples: Vec<&str> = rows[1..].iter().map(|r| r["response"].as_str().unwrap()).collect();
+    let samples: Vec<&str> = rows[1..]
+        .iter()
+        .map(|r| r["response"].as_str().unwrap())
+        .collect();
     let opts = serde_json::json!({
         "scorers": ["normalized_probability"],
         "response_logprobs": rows[0]["logprobs"],
@@ -196,8 +217,14 @@ fn llama_cpp_server_generates_decomposes_and_scores() {
         json_lit(&samples),
         lit(&opts.to_string())
     ));
-    let np: f64 = np.parse().unwrap_or_else(|_| panic!("normalized_probability: {np:?}"));
-    assert!((np - rows[0]["p"].as_f64().unwrap()).abs() < 1e-9, "{np} vs {}", rows[0]["p"]);
+    let np: f64 = np
+        .parse()
+        .unwrap_or_else(|_| panic!("normalized_probability: {np:?}"));
+    assert!(
+        (np - rows[0]["p"].as_f64().unwrap()).abs() < 1e-9,
+        "{np} vs {}",
+        rows[0]["p"]
+    );
 
     // uq_claims: the server decomposes a biography with the paper's prompt. SmolLM2-135M often
     // ignores the `### claim` format over the chat API (then there are no claims), so the rows
@@ -213,7 +240,11 @@ fn llama_cpp_server_generates_decomposes_and_scores() {
     };
     let before = server.completions_served();
     let claims = claims_of(&bio);
-    assert_eq!(server.completions_served(), before + 1, "uq_claims: one request to the server");
+    assert_eq!(
+        server.completions_served(),
+        before + 1,
+        "uq_claims: one request to the server"
+    );
     let reply = sb.python_ok(&format!(
         "c = sqlite3.connect({cache:?})\nprint(c.execute('SELECT text FROM completions ORDER BY rowid DESC LIMIT 1').fetchone()[0])"
     ));
@@ -221,12 +252,21 @@ fn llama_cpp_server_generates_decomposes_and_scores() {
         .split("###")
         .skip(1)
         .map(|i| i.lines().next().unwrap_or("").trim().to_string())
-        .filter(|i| !i.is_empty() && !i.eq_ignore_ascii_case("none") && !i.eq_ignore_ascii_case("none."))
+        .filter(|i| {
+            !i.is_empty() && !i.eq_ignore_ascii_case("none") && !i.eq_ignore_ascii_case("none.")
+        })
         .collect();
     for c in &claims {
-        assert!(items.iter().any(|i| i.contains(c.as_str())), "claim {c:?} is not in the reply {reply:?}");
+        assert!(
+            items.iter().any(|i| i.contains(c.as_str())),
+            "claim {c:?} is not in the reply {reply:?}"
+        );
     }
-    assert_eq!(claims.is_empty(), items.is_empty(), "claims {claims:?} from the reply {reply:?}");
+    assert_eq!(
+        claims.is_empty(),
+        items.is_empty(),
+        "claims {claims:?} from the reply {reply:?}"
+    );
 
     // claim_confidence: the answer's claims scored against the samples. By default a sentence
     // its claims do not cover is scored as a unit of its own, so there is always a score; with
@@ -244,7 +284,11 @@ fn llama_cpp_server_generates_decomposes_and_scores() {
     let answer_claims = claims_of(&lit(&answer));
     assert_eq!(
         confidence(r#","coverage":"off""#),
-        if answer_claims.is_empty() { "null" } else { "1" },
+        if answer_claims.is_empty() {
+            "null"
+        } else {
+            "1"
+        },
         "claim_confidence without coverage, with claims {answer_claims:?}"
     );
 
@@ -276,12 +320,19 @@ print(json.dumps(dict(
     assert_eq!(job["status"], "done", "{job}");
     assert_eq!(job["errors"], Value::Null, "{job}");
     assert_eq!(job["job"][0], 2, "{job}");
-    assert_eq!(job["answers"], serde_json::json!([2, 2, "smollm2-135m-instruct"]), "{job}");
+    assert_eq!(
+        job["answers"],
+        serde_json::json!([2, 2, "smollm2-135m-instruct"]),
+        "{job}"
+    );
     assert!(job["job"][2].as_i64().unwrap_or(0) >= 2, "llm_calls: {job}");
     assert!(job["job"][3].as_i64().unwrap_or(0) > 0, "tokens: {job}");
     let scores = &job["scores"];
     assert!(scores[0].as_i64().unwrap_or(0) >= 2, "{job}");
-    assert!(scores[1].as_f64().unwrap() >= 0.0 && scores[2].as_f64().unwrap() <= 1.0, "{job}");
+    assert!(
+        scores[1].as_f64().unwrap() >= 0.0 && scores[2].as_f64().unwrap() <= 1.0,
+        "{job}"
+    );
     assert!(
         server.completions_served() >= before + 2,
         "the job's generations did not come from the server"
