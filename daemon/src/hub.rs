@@ -176,9 +176,23 @@ pub fn pull(args: &PullArgs) -> Result<PathBuf, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the download runtime: {e}"))?;
+    // One pull of a repository and revision at a time (the lock is released when `_lock` drops).
+    let lock_path = repo_dir.join(format!(".{rev_dir}.lock"));
+    let _lock = lock(&lock_path, &args.repo)?;
     let hub = Hub::new(args)?;
-    let record = rt.block_on(hub.fetch_all(&staging))?;
-    verify_dir(&staging, args.kind)?;
+    let fetched = rt
+        .block_on(hub.fetch_all(&staging))
+        .and_then(|record| verify_dir(&staging, args.kind).map(|_| record));
+    let record = match fetched {
+        Ok(r) => r,
+        Err(e) => {
+            // Keep the staging directory only when it holds a partial download to resume.
+            if !has_partial(&staging) {
+                let _ = fs::remove_dir_all(&staging);
+            }
+            return Err(e);
+        }
+    };
     fs::write(
         staging.join(RECORD),
         serde_json::to_string_pretty(&record).unwrap_or_default() + "\n",
@@ -199,6 +213,37 @@ pub fn pull(args: &PullArgs) -> Result<PathBuf, String> {
         final_dir.display()
     );
     Ok(final_dir)
+}
+
+/// Whether `dir` holds a `.part` file.
+fn has_partial(dir: &Path) -> bool {
+    fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".part"))
+        })
+        .unwrap_or(false)
+}
+
+/// An exclusive lock on `path` (created), held until the returned file is dropped.
+fn lock(path: &Path, repo: &str) -> Result<File, String> {
+    use std::os::fd::AsRawFd;
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(format!(
+            "another `uqd models pull` is downloading {repo} into the same directory (it holds {}): \
+             wait for it to finish",
+            path.display()
+        ));
+    }
+    Ok(f)
 }
 
 /// The checks the daemon makes when it loads the model, without ONNX Runtime: model.onnx is a

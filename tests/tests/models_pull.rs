@@ -649,7 +649,7 @@ fn pull_errors_name_what_and_the_fix() {
             .to_string();
         g.add(title, &shown, "error (exit status 1)", &last);
     }
-    // No failed pull left a model directory behind.
+    // No failed pull left a model directory behind, nor a staging directory with nothing to resume.
     for repo in [
         "no-tokenizer",
         "no-onnx",
@@ -657,8 +657,26 @@ fn pull_errors_name_what_and_the_fix() {
         "minilm-embed",
         "bad-sha",
     ] {
-        let d = models.join("uqlite-test").join(repo).join("main");
-        assert!(!d.exists(), "{} exists after a failed pull", d.display());
+        for d in ["main", ".main.download"] {
+            let d = models.join("uqlite-test").join(repo).join(d);
+            assert!(!d.exists(), "{} exists after a failed pull", d.display());
+        }
     }
+    // Another pull of the same repository and revision holds the lock.
+    let repo_dir = models.join("uqlite-test/nli-flat");
+    std::fs::create_dir_all(&repo_dir).unwrap();
+    let held = std::fs::File::create(repo_dir.join(".main.lock")).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    let r = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) };
+    assert_eq!(r, 0);
+    let out = pull(&hub, &models, &["uqlite-test/nli-flat"], &[]);
+    let err = stderr_err(&out, "pull while another holds the lock");
+    g.add(
+        "another pull of the same repository runs",
+        "$ uqd models pull uqlite-test/nli-flat",
+        "error (exit status 1)",
+        &err,
+    );
+    drop(held);
     g.check();
 }
