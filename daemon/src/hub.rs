@@ -588,9 +588,9 @@ impl<'a> Hub<'a> {
                 let _ = fs::remove_file(part);
                 if offset > 0 {
                     // The kept bytes may be from another version of the file: once more, whole.
-                    return Ok(Step::Cut(format!(
-                        "the resumed file's SHA-256 is not the hub's; downloading it whole"
-                    )));
+                    return Ok(Step::Cut(
+                        "the resumed file's SHA-256 is not the hub's; downloading it whole".into(),
+                    ));
                 }
                 return Err(format!(
                     "{url}: the downloaded {path} has SHA-256 {sha}, not the hub's {want} (X-Linked-Etag): \

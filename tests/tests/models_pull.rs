@@ -562,6 +562,9 @@ fn an_interrupted_download_resumes_and_never_installs_half_a_model() {
         .all(|(p, _)| p.ends_with("model.onnx")));
 }
 
+/// A golden case: title, arguments, environment.
+type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+
 #[test]
 fn pull_errors_name_what_and_the_fix() {
     let hub = hub();
@@ -575,7 +578,7 @@ fn pull_errors_name_what_and_the_fix() {
     );
     g.replace(&hub.url, "$HUB");
     g.replace(sb.dir.display(), "$SANDBOX");
-    let cases: &[(&str, &[&str], &[(&str, &str)])] = &[
+    let cases: &[Case] = &[
         (
             "a missing file: no tokenizer.json",
             &["uqlite-test/no-tokenizer"],
@@ -643,8 +646,7 @@ fn pull_errors_name_what_and_the_fix() {
         // Only the error itself is pinned (not the progress lines before it).
         let last = err
             .lines()
-            .filter(|l| l.starts_with("uqd: "))
-            .last()
+            .rfind(|l| l.starts_with("uqd: "))
             .unwrap_or(&err)
             .to_string();
         g.add(title, &shown, "error (exit status 1)", &last);
