@@ -13,6 +13,7 @@ demo: setup
 	@$(SQLITE) :memory: < examples/demo.sql
 
 test: setup
+	bash scripts/llama-server.sh || echo "make test: the llama-cpp-python server could not be installed; tests/tests/openai_server.rs will fail" >&2
 	cargo test --release --workspace
 	cd ext && cargo test --release
 

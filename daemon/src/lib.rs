@@ -11,6 +11,7 @@ pub mod decompose;
 pub mod engine;
 pub mod generate;
 pub mod grade;
+pub mod hub;
 pub mod jobs;
 pub mod pipeline;
 pub mod report;

@@ -61,10 +61,40 @@ enum Command {
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// Models from a Hugging Face-compatible hub (HF_ENDPOINT, HF_TOKEN).
+    Models {
+        #[command(subcommand)]
+        which: ModelsCommand,
+    },
     /// Benchmarks that print one JSON object per line.
     Bench {
         #[command(subcommand)]
         which: BenchCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelsCommand {
+    /// Download an NLI (or embedding) model in ONNX form (model.onnx or onnx/model.onnx,
+    /// tokenizer.json, config.json) into the models directory, verify it, and print its
+    /// directory (for UQ_NLI_MODEL).
+    Pull {
+        /// Repository id on the hub, e.g. cross-encoder/nli-deberta-v3-xsmall.
+        repo: String,
+        /// Branch, tag or commit hash; also UQ_MODEL_REVISION (default main).
+        #[arg(long)]
+        revision: Option<String>,
+        /// nli or embedding; also UQ_MODEL_KIND (default nli).
+        #[arg(long)]
+        kind: Option<String>,
+        /// Where models go; also UQ_MODELS_DIR (default $XDG_CACHE_HOME/uqlite/models, else
+        /// ~/.cache/uqlite/models).
+        #[arg(long)]
+        models_dir: Option<PathBuf>,
+        /// The repository's ONNX file to take, e.g. onnx/model_quantized.onnx; also
+        /// UQ_MODEL_ONNX_FILE (default model.onnx, else onnx/model.onnx).
+        #[arg(long)]
+        onnx_file: Option<String>,
     },
 }
 
@@ -324,6 +354,39 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 serde_json::json!({"job_id": job, "status": status, "rows": rows, "seconds": (secs * 100.0).round() / 100.0})
             );
             Ok(if status == "done" { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Command::Models {
+            which:
+                ModelsCommand::Pull {
+                    repo,
+                    revision,
+                    kind,
+                    models_dir,
+                    onnx_file,
+                },
+        } => {
+            let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+            let kind = match kind.or_else(|| env("UQ_MODEL_KIND")) {
+                Some(k) => uqd::hub::Kind::parse(&k)?,
+                None => uqd::hub::Kind::Nli,
+            };
+            let args = uqd::hub::PullArgs {
+                repo,
+                revision: revision
+                    .or_else(|| env("UQ_MODEL_REVISION"))
+                    .unwrap_or_else(|| "main".into()),
+                kind,
+                endpoint: env("HF_ENDPOINT").unwrap_or_else(|| uqd::hub::DEFAULT_ENDPOINT.into()),
+                token: env("HF_TOKEN"),
+                onnx_file: onnx_file.or_else(|| env("UQ_MODEL_ONNX_FILE")),
+                models_dir: match models_dir {
+                    Some(d) => std::path::absolute(&d).unwrap_or(d),
+                    None => uqd::hub::default_models_dir(&env),
+                },
+            };
+            let dir = uqd::hub::pull(&args)?;
+            println!("{}", dir.display());
+            Ok(ExitCode::SUCCESS)
         }
         Command::Report { db, out } => {
             let written = uqd::report::report(&db, out.as_deref())?;

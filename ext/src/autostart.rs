@@ -72,9 +72,25 @@ pub fn library_path() -> Option<PathBuf> {
     Some(fs::canonicalize(&p).unwrap_or(p))
 }
 
+/// Why the daemon could not be started.
+#[derive(Debug)]
+pub enum StartError {
+    /// The daemon ran and exited before answering; the message carries the reason it logged
+    /// (which names its own fix), so no advice about starting it by hand is added.
+    Exited(String),
+    /// Anything else: no binary, no lock, no answer in time.
+    Other(String),
+}
+
+impl From<String> for StartError {
+    fn from(s: String) -> Self {
+        StartError::Other(s)
+    }
+}
+
 /// Starts `uqd serve --socket <path>` detached, unless another process does it first, and
 /// waits until it answers a ping. A lock file (`<socket>.lock`) serialises concurrent starters.
-pub fn start_daemon(path: &Path) -> Result<(), String> {
+pub fn start_daemon(path: &Path) -> Result<(), StartError> {
     let timeout = env_ms("UQ_START_TIMEOUT_MS", DEFAULT_START_TIMEOUT_MS);
     let deadline = Instant::now() + timeout;
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -103,14 +119,15 @@ pub fn start_daemon(path: &Path) -> Result<(), String> {
         }
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::WouldBlock {
-            return Err(format!("cannot lock {}: {e}", lock_path.display()));
+            return Err(format!("cannot lock {}: {e}", lock_path.display()).into());
         }
         if Instant::now() >= deadline {
             return Err(format!(
                 "another process held {} (starting uqd) for more than {} ms (UQ_START_TIMEOUT_MS)",
                 lock_path.display(),
                 timeout.as_millis()
-            ));
+            )
+            .into());
         }
         sleep(POLL_INTERVAL);
     }
@@ -141,22 +158,23 @@ pub fn start_daemon(path: &Path) -> Result<(), String> {
             if ping(path, PING_TIMEOUT).is_ok() {
                 return Ok(());
             }
-            return Err(format!(
-                "{} exited before answering (its log is {})\n{}",
+            let tail = log_tail(&log_file, log_start);
+            return Err(StartError::Exited(format!(
+                "{} exited before answering: {} (its log is {})",
                 exe.display(),
+                exit_reason(&tail),
                 log_file.display(),
-                log_tail(&log_file, log_start)
-            ));
+            )));
         }
         if Instant::now() >= deadline {
-            return Err(format!(
+            return Err(StartError::Other(format!(
                 "{} (pid {pid}) did not answer within {} ms (UQ_START_TIMEOUT_MS; last error: {last_err}); \
                  it may still be starting (its log is {})\n{}",
                 exe.display(),
                 timeout.as_millis(),
                 log_file.display(),
                 log_tail(&log_file, log_start)
-            ));
+            )));
         }
     }
 }
@@ -244,6 +262,34 @@ fn process_alive(pid: i32) -> bool {
     }
 }
 
+/// The reason an auto-started daemon gave for exiting, from what it wrote to its log (`tail`):
+/// its last `uqd: ...` line (how `uqd` reports a fatal error, e.g. a missing model directory,
+/// a bad config file, an ONNX Runtime library that cannot be loaded) and what follows it; after
+/// a panic, the panic's message; else (a signal, a loader error) the last lines of the log.
+pub fn exit_reason(tail: &str) -> String {
+    let lines: Vec<&str> = tail
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+        .collect();
+    let panic = lines
+        .iter()
+        .rposition(|l| l.starts_with("thread '") && l.contains("panicked"));
+    let from = panic
+        .or_else(|| lines.iter().rposition(|l| l.starts_with("uqd: ")))
+        .unwrap_or(lines.len().saturating_sub(3));
+    let reason = lines[from..]
+        .iter()
+        .map(|l| l.strip_prefix("uqd: ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if reason.is_empty() {
+        "it wrote nothing to its log (killed by a signal?)".into()
+    } else {
+        reason
+    }
+}
+
 /// The end of what the daemon wrote to the log since `from`.
 fn log_tail(log: &Path, from: u64) -> String {
     let mut text = Vec::new();
@@ -258,5 +304,29 @@ fn log_tail(log: &Path, from: u64) -> String {
         "(empty)".into()
     } else {
         tail
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_reason;
+
+    #[test]
+    fn the_reason_is_the_last_uqd_line() {
+        let log = "uqd: CUDA unavailable (x), using CPU\nuqd: NLI model directory /x does not exist: set UQ_NLI_MODEL=DIR\n";
+        assert_eq!(
+            exit_reason(log),
+            "NLI model directory /x does not exist: set UQ_NLI_MODEL=DIR"
+        );
+    }
+
+    #[test]
+    fn else_the_panic_or_the_last_lines() {
+        let log = "uqd: listening on /s\nthread 'main' panicked at src/x.rs:1:2:\nboom\n\
+                   note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        assert_eq!(exit_reason(log), "thread 'main' panicked at src/x.rs:1:2: boom");
+        let log = "a\nb\nc\nd\n";
+        assert_eq!(exit_reason(log), "b c d");
+        assert!(exit_reason("").contains("nothing"));
     }
 }

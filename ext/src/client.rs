@@ -22,7 +22,7 @@ use uq_core::protocol::{
     UadResult, MAX_LINE_BYTES,
 };
 
-use crate::autostart::start_daemon;
+use crate::autostart::{start_daemon, StartError};
 
 /// Default reply timeout for requests (`UQ_TIMEOUT_MS`).
 pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
@@ -381,15 +381,22 @@ fn connect_or_start(path: &Path) -> Result<Conn, String> {
             ) => {}
         Err(e) => return Err(format!("cannot connect to uqd at {}: {e}", path.display())),
     }
-    start_daemon(path).map_err(|reason| {
-        // The advice goes before a multi-line log tail, if any.
-        let (head, tail) = reason.split_once('\n').unwrap_or((&reason, ""));
-        format!(
-            "daemon not reachable at {} and could not be started: {head}. \
-             Start it with `dist/uqd serve` (same UQ_SOCKET) or set UQ_DAEMON=/path/to/uqd{}{tail}",
-            path.display(),
-            if tail.is_empty() { "" } else { "\n" }
-        )
+    start_daemon(path).map_err(|e| match e {
+        // The daemon's own reason names its fix (a model, a config file, a library).
+        StartError::Exited(reason) => format!(
+            "daemon not reachable at {} and could not be started: {reason}",
+            path.display()
+        ),
+        StartError::Other(reason) => {
+            // The advice goes before a multi-line log tail, if any.
+            let (head, tail) = reason.split_once('\n').unwrap_or((&reason, ""));
+            format!(
+                "daemon not reachable at {} and could not be started: {head}. \
+                 Start it with `dist/uqd serve` (same UQ_SOCKET) or set UQ_DAEMON=/path/to/uqd{}{tail}",
+                path.display(),
+                if tail.is_empty() { "" } else { "\n" }
+            )
+        }
     })?;
     UnixStream::connect(path)
         .map(|s| Conn::new(path, s))

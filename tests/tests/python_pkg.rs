@@ -7,8 +7,8 @@
 //!
 //! The environment is kept in `.cache/python/venv` while the wheels and requirements are
 //! unchanged (a stamp holds their hash); otherwise it is made afresh (the time of its
-//! `pip install` goes to `.cache/python/install-time.txt`). pip's downloads and the
-//! `llama-cpp-python` wheel it builds stay in `.cache/pip`.
+//! `pip install` goes to `.cache/python/install-time.txt`). pip's downloads stay in `.cache/pip`;
+//! `llama-cpp-python` comes from the wheel `scripts/llama-server.sh` built in `.cache/llama-wheel`.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -124,8 +124,8 @@ fn venv() -> &'static Venv {
                     .env("PIP_DISABLE_PIP_VERSION_CHECK", "1");
                 c
             };
-            // The wheelhouse: every dependency from PyPI as a wheel (pip builds
-            // llama-cpp-python's once; its wheel also stays in pip's cache).
+            // The wheelhouse: every dependency from PyPI as a wheel; llama-cpp-python's is the
+            // one `scripts/llama-server.sh` built (run by `make test` first), else pip builds it.
             let house = cache.join(format!("deps-{}", &deps_key[..16]));
             // Wheelhouses of other requirements are stale.
             for e in std::fs::read_dir(&cache).unwrap().flatten() {
@@ -139,7 +139,12 @@ fn venv() -> &'static Venv {
             if !house_ok.exists() {
                 let t = Instant::now();
                 run(
-                    pip().args(["wheel", "-q", "-w"]).arg(&house).args(&reqs),
+                    pip()
+                        .args(["wheel", "-q", "--find-links"])
+                        .arg(root().join(".cache/llama-wheel"))
+                        .arg("-w")
+                        .arg(&house)
+                        .args(&reqs),
                     "pip wheel the dependencies from PyPI",
                 );
                 report += &format!(

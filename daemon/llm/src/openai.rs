@@ -140,6 +140,9 @@ impl OpenAiClient {
         }
         if p.logprobs {
             body["logprobs"] = json!(true);
+            // The chosen tokens' log-probabilities only. Servers such as llama-cpp-python
+            // return none unless top_logprobs is given (0 is valid in the OpenAI API).
+            body["top_logprobs"] = json!(0);
         }
         if !req.stop.is_empty() {
             body["stop"] = json!(req.stop);
@@ -570,6 +573,7 @@ mod tests {
         assert_eq!(b["n"], 3);
         assert_eq!(b["seed"], 9);
         assert_eq!(b["logprobs"], true);
+        assert_eq!(b["top_logprobs"], 0);
         let b1 = c.body(&ChatRequest::new("x"), 1, None);
         assert!(b1.get("n").is_none() && b1.get("seed").is_none());
         assert!(!format!("{c:?}").contains("api_key\""));
