@@ -10,13 +10,25 @@ use uq_core::options::{parse_llm_config, parse_options, LLM_CONFIG_KEYS, OPTION_
 
 /// Runs `test` on `cases` inputs of `strategy` (times `UQ_FUZZ_SCALE`, default 1) from a fixed
 /// seed, prints the count, and panics with the smallest failing input.
-fn fuzz<S: Strategy>(target: &str, cases: u32, strategy: S, test: impl Fn(S::Value) -> Result<(), String>)
-where
+fn fuzz<S: Strategy>(
+    target: &str,
+    cases: u32,
+    strategy: S,
+    test: impl Fn(S::Value) -> Result<(), String>,
+) where
     S::Value: std::fmt::Debug,
 {
-    let scale: u32 = std::env::var("UQ_FUZZ_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let config = Config { cases: cases * scale, failure_persistence: None, ..Config::default() };
-    let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let scale: u32 = std::env::var("UQ_FUZZ_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let config = Config {
+        cases: cases * scale,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let run = std::cell::Cell::new(0u64);
     let result = runner.run(&strategy, |v| {
         run.set(run.get() + 1);
@@ -25,7 +37,9 @@ where
     println!("fuzz {target}: {} cases run", run.get());
     match result {
         Ok(()) => {}
-        Err(TestError::Fail(why, input)) => panic!("fuzz {target}: {why}\nminimal input: {input:?}"),
+        Err(TestError::Fail(why, input)) => {
+            panic!("fuzz {target}: {why}\nminimal input: {input:?}")
+        }
         Err(e) => panic!("fuzz {target}: {e}"),
     }
 }
@@ -37,14 +51,46 @@ fn leaf() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
         any::<u64>().prop_map(Value::from),
-        prop::sample::select(vec![0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 2.0000001, 1e308, -1e308, 1e-320, f64::MAX])
-            .prop_map(Value::from),
-        any::<f64>().prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
+        prop::sample::select(vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            2.0,
+            2.0000001,
+            1e308,
+            -1e308,
+            1e-320,
+            f64::MAX
+        ])
+        .prop_map(Value::from),
+        any::<f64>()
+            .prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
         ".{0,40}".prop_map(Value::String),
         prop::sample::select(vec![
-            "sentence", "claim", "entailment", "noncontradiction", "mean", "min", "local", "openai",
-            "cosine", "luq", "luq_pair", "bert_score", "ensemble", "betweenness_centrality",
-            "verbalized_confidence", "unit_qa", "platt", "isotonic", "", " ", "NaN", "1e999",
+            "sentence",
+            "claim",
+            "entailment",
+            "noncontradiction",
+            "mean",
+            "min",
+            "local",
+            "openai",
+            "cosine",
+            "luq",
+            "luq_pair",
+            "bert_score",
+            "ensemble",
+            "betweenness_centrality",
+            "verbalized_confidence",
+            "unit_qa",
+            "platt",
+            "isotonic",
+            "",
+            " ",
+            "NaN",
+            "1e999",
         ])
         .prop_map(|s| Value::String(s.to_string())),
     ]
@@ -85,7 +131,8 @@ fn options_json_never_panics_and_errors_name_an_option() {
             .map_err(|_| format!("parse_options panicked on {v}"))?;
         if let Err(msg) = out {
             let named = msg.contains("options_json")
-                || v.as_object().is_some_and(|o| o.keys().any(|k| !k.is_empty() && msg.contains(k.as_str())));
+                || v.as_object()
+                    .is_some_and(|o| o.keys().any(|k| !k.is_empty() && msg.contains(k.as_str())));
             if !named {
                 return Err(format!("error names no option of {v}: {msg}"));
             }
@@ -111,7 +158,9 @@ fn llm_config_never_panics_and_errors_name_the_option() {
         let opts = json!({ "decomposition_llm": v });
         if let Err(msg) = parse_options(&opts) {
             if !msg.contains("decomposition_llm") {
-                return Err(format!("options error does not name decomposition_llm for {v}: {msg}"));
+                return Err(format!(
+                    "options error does not name decomposition_llm for {v}: {msg}"
+                ));
             }
         }
         Ok(())

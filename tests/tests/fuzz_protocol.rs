@@ -42,8 +42,13 @@ fn send(sb: &Sandbox, frame: &[u8]) -> Result<Answer, String> {
         Ok(_) => serde_json::from_str(&line)
             .map(Answer::Reply)
             .map_err(|e| format!("the reply is not JSON ({e}): {line:?}")),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
-            Err(format!("no answer within {TIMEOUT:?}: the connection hangs"))
+        Err(e)
+            if e.kind() == std::io::ErrorKind::WouldBlock
+                || e.kind() == std::io::ErrorKind::TimedOut =>
+        {
+            Err(format!(
+                "no answer within {TIMEOUT:?}: the connection hangs"
+            ))
         }
         Err(_) => Ok(Answer::Closed), // reset by the daemon
     }
@@ -51,9 +56,14 @@ fn send(sb: &Sandbox, frame: &[u8]) -> Result<Answer, String> {
 
 /// The daemon still answers a ping on the long-lived connection `other`.
 fn still_serving(other: &mut BufReader<UnixStream>) -> Result<(), String> {
-    other.get_mut().write_all(b"{\"op\":\"ping\"}\n").map_err(|e| format!("ping write: {e}"))?;
+    other
+        .get_mut()
+        .write_all(b"{\"op\":\"ping\"}\n")
+        .map_err(|e| format!("ping write: {e}"))?;
     let mut line = String::new();
-    other.read_line(&mut line).map_err(|e| format!("ping read: {e}"))?;
+    other
+        .read_line(&mut line)
+        .map_err(|e| format!("ping read: {e}"))?;
     let v: Value = serde_json::from_str(&line).map_err(|e| format!("ping reply {line:?}: {e}"))?;
     if v["ok"] != json!(true) {
         return Err(format!("ping failed: {v}"));
@@ -63,11 +73,15 @@ fn still_serving(other: &mut BufReader<UnixStream>) -> Result<(), String> {
 
 /// Requests the daemon answers quickly and locally (no LLM, no job, never `shutdown`).
 fn valid_request() -> impl Strategy<Value = Value> + Clone {
-    let text = prop_oneof![".{0,30}", Just("The sky is blue. Grass is green.".to_string())];
+    let text = prop_oneof![
+        ".{0,30}",
+        Just("The sky is blue. Grass is green.".to_string())
+    ];
     let any_json = prop_oneof![
         Just(Value::Null),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
+        any::<f64>()
+            .prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
         ".{0,10}".prop_map(Value::from),
         Just(json!([])),
         Just(json!({})),
@@ -77,13 +91,25 @@ fn valid_request() -> impl Strategy<Value = Value> + Clone {
     prop_oneof![
         Just(json!({"op": "ping"})),
         (text.clone(), text.clone()).prop_map(|(a, b)| json!({"op": "nli", "pairs": [[a, b]]})),
-        (text.clone(), prop::collection::vec(text.clone(), 0..3), any_json.clone())
-            .prop_map(|(r, s, o)| json!({"op": "score", "response": r, "samples": s, "options": o})),
-        any_json.clone().prop_map(|v| json!({"op": "nli", "pairs": v})),
-        any_json.clone().prop_map(|v| json!({"op": "score", "response": v, "samples": v})),
+        (
+            text.clone(),
+            prop::collection::vec(text.clone(), 0..3),
+            any_json.clone()
+        )
+            .prop_map(
+                |(r, s, o)| json!({"op": "score", "response": r, "samples": s, "options": o})
+            ),
+        any_json
+            .clone()
+            .prop_map(|v| json!({"op": "nli", "pairs": v})),
+        any_json
+            .clone()
+            .prop_map(|v| json!({"op": "score", "response": v, "samples": v})),
         any_json.clone().prop_map(|v| json!({"op": v})),
         ".{0,12}".prop_map(|op| json!({"op": op})),
-        any_json.clone().prop_map(|v| json!({"op": "generate", "prompt": "x", "n": v})),
+        any_json
+            .clone()
+            .prop_map(|v| json!({"op": "generate", "prompt": "x", "n": v})),
     ]
 }
 
@@ -125,11 +151,15 @@ impl Frame {
             Frame::Whole(r) => nl(r.as_bytes().to_vec(), true),
             Frame::Deep(d, obj) => {
                 let (open, close) = if *obj { ("{\"a\":", "}") } else { ("[", "]") };
-                nl(format!("{}1{}", open.repeat(*d), close.repeat(*d)).into_bytes(), true)
+                nl(
+                    format!("{}1{}", open.repeat(*d), close.repeat(*d)).into_bytes(),
+                    true,
+                )
             }
-            Frame::Batch(rs, one_line) => {
-                nl(rs.join(if *one_line { " " } else { "\n" }).into_bytes(), true)
-            }
+            Frame::Batch(rs, one_line) => nl(
+                rs.join(if *one_line { " " } else { "\n" }).into_bytes(),
+                true,
+            ),
         }
     }
 }
@@ -157,7 +187,9 @@ fn hostile_frames_close_or_error_and_the_daemon_keeps_serving() {
 
     // A connection left open mid-frame does not hold up the others.
     let mut stalled = connect(&sb);
-    stalled.write_all(b"{\"op\":\"nli\",\"pairs\":[[\"a\",").unwrap();
+    stalled
+        .write_all(b"{\"op\":\"nli\",\"pairs\":[[\"a\",")
+        .unwrap();
     still_serving(&mut other).unwrap();
 
     // A line over the 64 MiB limit: an error reply (or a reset), then the connection closes.
@@ -178,9 +210,17 @@ fn hostile_frames_close_or_error_and_the_daemon_keeps_serving() {
     }
 
     let (mut replies, mut closed) = (0u64, 0u64);
-    let scale: u32 = std::env::var("UQ_FUZZ_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let config = Config { cases: 400 * scale, failure_persistence: None, ..Config::default() };
-    let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let scale: u32 = std::env::var("UQ_FUZZ_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let config = Config {
+        cases: 400 * scale,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let run = std::cell::Cell::new(0u64);
     let counts = std::cell::RefCell::new((&mut replies, &mut closed));
     let other = std::cell::RefCell::new(&mut other);
@@ -189,7 +229,9 @@ fn hostile_frames_close_or_error_and_the_daemon_keeps_serving() {
         let answer = send(&sb, &f.bytes()).map_err(TestCaseError::fail)?;
         match &answer {
             Answer::Reply(v) if v["ok"].is_boolean() => *counts.borrow_mut().0 += 1,
-            Answer::Reply(v) => return Err(TestCaseError::fail(format!("not a reply object: {v}"))),
+            Answer::Reply(v) => {
+                return Err(TestCaseError::fail(format!("not a reply object: {v}")))
+            }
             Answer::Closed => *counts.borrow_mut().1 += 1,
         }
         still_serving(&mut other.borrow_mut()).map_err(TestCaseError::fail)?;
@@ -206,7 +248,11 @@ fn hostile_frames_close_or_error_and_the_daemon_keeps_serving() {
         }
     }
     drop(stalled);
-    assert_eq!(sb.daemon_pid(), Some(pid), "the same daemon serves after the fuzz");
+    assert_eq!(
+        sb.daemon_pid(),
+        Some(pid),
+        "the same daemon serves after the fuzz"
+    );
     let mut buf = Vec::new();
     let _ = connect(&sb).read_to_end(&mut buf); // a bare connect and close is harmless too
     assert_eq!(sb.daemon_pid(), Some(pid));

@@ -78,19 +78,29 @@ const HUGE: &[&str] = &[
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 33) as usize) % n
     }
 }
 
 /// `(name, narg, type)` of the functions and the names of the modules the extension adds.
 fn registered(sb: &Sandbox) -> (Vec<(String, usize, String)>, Vec<String>) {
-    const LIST: &str = "SELECT 'f|' || name || '|' || narg || '|' || type FROM pragma_function_list;
+    const LIST: &str =
+        "SELECT 'f|' || name || '|' || narg || '|' || type FROM pragma_function_list;
 SELECT 'm|' || name FROM pragma_module_list;";
-    let bare = Command::new(SQLITE).args(["-batch", ":memory:", LIST]).output().unwrap();
+    let bare = Command::new(SQLITE)
+        .args(["-batch", ":memory:", LIST])
+        .output()
+        .unwrap();
     let bare = String::from_utf8_lossy(&bare.stdout).to_string();
     let with = sb.sqlite_ok(LIST);
-    let added: Vec<&str> = with.lines().filter(|l| !bare.lines().any(|b| b == *l)).collect();
+    let added: Vec<&str> = with
+        .lines()
+        .filter(|l| !bare.lines().any(|b| b == *l))
+        .collect();
     let mut funcs = Vec::new();
     let mut modules = Vec::new();
     for l in added {
@@ -193,10 +203,17 @@ fn run_batch(sb: &Sandbox, db: &str, stmts: &[(String, String)]) -> Result<usize
         return Err(format!("sqlite3 stopped before the last statement; last statement started: {last}\nstderr tail: {}", tail(&stderr)));
     }
     match status {
-        None => return Err(format!("sqlite3 hung for {BATCH_LIMIT:?}; last statement started: {last}")),
+        None => {
+            return Err(format!(
+                "sqlite3 hung for {BATCH_LIMIT:?}; last statement started: {last}"
+            ))
+        }
         Some(s) if s.signal().is_some() => {
-            return Err(format!("sqlite3 died of signal {:?}; last statement started: {last}\nstderr tail: {}",
-                s.signal(), tail(&stderr)))
+            return Err(format!(
+                "sqlite3 died of signal {:?}; last statement started: {last}\nstderr tail: {}",
+                s.signal(),
+                tail(&stderr)
+            ))
         }
         _ => {}
     }
@@ -205,7 +222,10 @@ fn run_batch(sb: &Sandbox, db: &str, stmts: &[(String, String)]) -> Result<usize
             return Err(format!("{bad:?} in sqlite3's output: {line}"));
         }
     }
-    Ok(stderr.lines().filter(|l| l.starts_with("Parse error") || l.starts_with("Runtime error")).count())
+    Ok(stderr
+        .lines()
+        .filter(|l| l.starts_with("Parse error") || l.starts_with("Runtime error"))
+        .count())
 }
 
 fn tail(s: &str) -> String {
@@ -219,7 +239,10 @@ fn every_function_survives_malformed_arguments() {
     let no_model = sb.dir.join("no-such-model.gguf").display().to_string();
     let sb = sb.with_env("UQ_LOCAL_LLM", &no_model);
     let (funcs, modules) = registered(&sb);
-    assert!(funcs.len() >= 30 && modules.len() >= 7, "found {funcs:?} {modules:?}");
+    assert!(
+        funcs.len() >= 30 && modules.len() >= 7,
+        "found {funcs:?} {modules:?}"
+    );
     let db = sb.dir.join("fuzz.db").display().to_string();
     // A small table for uq_score_table, so a job that does start ends quickly.
     let out = Command::new(SQLITE)
@@ -233,7 +256,10 @@ fn every_function_survives_malformed_arguments() {
     let mut stmts: Vec<(String, String)> = Vec::new(); // (target, statement)
     let mut arities: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     for (name, narg, kind) in &funcs {
-        arities.entry((name.clone(), kind.clone())).or_default().push(*narg);
+        arities
+            .entry((name.clone(), kind.clone()))
+            .or_default()
+            .push(*narg);
     }
     for m in &modules {
         arities.insert((m.clone(), "m".into()), (0..=4).collect());
@@ -284,7 +310,13 @@ fn every_function_survives_malformed_arguments() {
             Ok(n) => errors += n,
             Err(e) => failures.push(e),
         }
-        eprintln!("fuzz sql: batch {i} ({} calls, {} to {}) in {:.1} s", chunk.len(), chunk[0].0, chunk[chunk.len() - 1].0, t.elapsed().as_secs_f64());
+        eprintln!(
+            "fuzz sql: batch {i} ({} calls, {} to {}) in {:.1} s",
+            chunk.len(),
+            chunk[0].0,
+            chunk[chunk.len() - 1].0,
+            t.elapsed().as_secs_f64()
+        );
     }
     let mut per_target: BTreeMap<&str, usize> = BTreeMap::new();
     for (t, _) in &stmts {
@@ -298,7 +330,19 @@ fn every_function_survives_malformed_arguments() {
         stmts.len(),
         per_target.len()
     );
-    assert!(errors > stmts.len() / 2, "most malformed calls must be refused: {errors} errors");
-    assert!(failures.is_empty(), "{} failing batches:\n{}", failures.len(), failures.join("\n\n"));
-    assert_eq!(sb.daemon_pid(), Some(pid_before), "the daemon died (or was restarted) during the harness");
+    assert!(
+        errors > stmts.len() / 2,
+        "most malformed calls must be refused: {errors} errors"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failing batches:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    assert_eq!(
+        sb.daemon_pid(),
+        Some(pid_before),
+        "the daemon died (or was restarted) during the harness"
+    );
 }

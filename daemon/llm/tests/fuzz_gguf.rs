@@ -53,7 +53,10 @@ fn model_path() -> Option<PathBuf> {
     if p.is_file() {
         return Some(p);
     }
-    let msg = format!("SmolLM2 GGUF not found at {}; set UQ_SMOLLM2_GGUF", p.display());
+    let msg = format!(
+        "SmolLM2 GGUF not found at {}; set UQ_SMOLLM2_GGUF",
+        p.display()
+    );
     if std::env::var("UQ_REQUIRE_LOCAL_MODEL").as_deref() == Ok("1") {
         panic!("{msg}");
     }
@@ -109,7 +112,10 @@ fn mutation(len: usize) -> impl Strategy<Value = Mutation> {
         (0usize..len).prop_map(Mutation::Truncate),
         (0usize..64).prop_map(Mutation::Truncate),
         prop::collection::vec((pos.clone(), 0u8..8), 1..8).prop_map(Mutation::Flip),
-        (pos, prop::collection::vec(prop_oneof![Just(0xffu8), Just(0u8), any::<u8>()], 1..16))
+        (
+            pos,
+            prop::collection::vec(prop_oneof![Just(0xffu8), Just(0u8), any::<u8>()], 1..16)
+        )
             .prop_map(|(at, b)| Mutation::Splice(at, b)),
         prop::collection::vec(any::<u8>(), 0..512).prop_map(Mutation::Garbage),
     ]
@@ -140,10 +146,22 @@ fn gguf_metadata_reader_survives_corrupt_headers() {
     let out = std::panic::catch_unwind(|| GgufTokenizer::from_gguf_file(&file).map(|_| ()));
     assert!(matches!(out, Ok(Err(_))), "alignment 0: {out:?}");
 
-    let scale: u32 = std::env::var("UQ_FUZZ_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let config = Config { cases: 400 * scale, failure_persistence: None, ..Config::default() };
-    let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
-    let (run, ok, largest) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0u64), std::cell::Cell::new(0usize));
+    let scale: u32 = std::env::var("UQ_FUZZ_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let config = Config {
+        cases: 400 * scale,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let (run, ok, largest) = (
+        std::cell::Cell::new(0u64),
+        std::cell::Cell::new(0u64),
+        std::cell::Cell::new(0usize),
+    );
     let result = runner.run(&mutation(header.len()), |m| {
         run.set(run.get() + 1);
         std::fs::write(&file, apply(&header, &m)).unwrap();
@@ -165,7 +183,9 @@ fn gguf_metadata_reader_survives_corrupt_headers() {
             Ok(Err(_)) => {}
         }
         if big > MAX_ALLOC {
-            return Err(TestCaseError::fail(format!("allocated {big} bytes at once")));
+            return Err(TestCaseError::fail(format!(
+                "allocated {big} bytes at once"
+            )));
         }
         Ok(())
     });
@@ -179,7 +199,9 @@ fn gguf_metadata_reader_survives_corrupt_headers() {
     );
     match result {
         Ok(()) => {}
-        Err(TestError::Fail(why, m)) => panic!("fuzz gguf_tokenizer: {why}; minimal mutation {m:?}"),
+        Err(TestError::Fail(why, m)) => {
+            panic!("fuzz gguf_tokenizer: {why}; minimal mutation {m:?}")
+        }
         Err(e) => panic!("fuzz gguf_tokenizer: {e}"),
     }
 }
