@@ -343,4 +343,25 @@ fn stored_units_claim_unions_and_labels_come_from_columns() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert!(pr[0] > pr[1], "{pr:?}");
+    // The job's scores are those of the same units scored with the column's union, and not
+    // those of the same units without it (a graph of the two units alone).
+    let direct = |union: Value| -> Vec<f64> {
+        let r: uq_core::protocol::ScoreResult = serde_json::from_value(d.ok(&json!({
+            "op": "score", "response": "x", "samples": ["Paris is in France."],
+            "options": {"granularity": "claim", "scorers": ["page_rank"],
+                        "units": ["Paris is in France.", "Paris is in Peru."], "claim_union": union}
+        })))
+        .unwrap();
+        r.unit_scores("page_rank")
+    };
+    let with_union = direct(json!(["Paris is in France.", "Paris is in Peru.", "Paris is big."]));
+    let without = direct(json!(["Paris is in France.", "Paris is in Peru."]));
+    assert_eq!(pr.len(), 2);
+    for (j, w) in pr.iter().zip(&with_union) {
+        assert!((j - w).abs() < 1e-9, "job {pr:?} vs the same union scored directly {with_union:?}");
+    }
+    assert!(
+        pr.iter().zip(&without).any(|(j, w)| (j - w).abs() > 1e-6),
+        "the union column changed nothing: job {pr:?}, without the union {without:?}"
+    );
 }

@@ -4,6 +4,7 @@
 //! metric numbers (recomputed here with uq_core::metrics), the escaping, and, when a headless
 //! Chromium is on PATH, that the page renders to a non-blank screenshot.
 //!
+//! `UQ_REQUIRE_BROWSER=1` (CI) makes a missing Chromium or an undecodable screenshot a failure.
 //! `UQ_REPORT_SCREENSHOT=FILE` copies the screenshot to FILE (docs/report-screenshot.png) and
 //! keeps the report directory.
 
@@ -518,7 +519,9 @@ fn render(index: &Path, dir: &Path) {
     ]
     .iter()
     .find_map(|b| which(b)) else {
-        eprintln!("SKIP render check: no chromium-headless-shell or chromium on PATH (apt-get install chromium-headless-shell)");
+        let msg = "no chromium-headless-shell or chromium on PATH (apt-get install chromium-headless-shell)";
+        assert!(!require_browser(), "UQ_REQUIRE_BROWSER=1 and {msg}");
+        eprintln!("SKIP render check: {msg}");
         return;
     };
     let png = dir.join("report.png");
@@ -554,7 +557,12 @@ fn render(index: &Path, dir: &Path) {
         "screenshot {} is {size} bytes: blank page?",
         png.display()
     );
-    if let Some(frac) = non_white_fraction(&png) {
+    let frac = non_white_fraction(&png);
+    assert!(
+        frac.is_some() || !require_browser(),
+        "UQ_REQUIRE_BROWSER=1 and the screenshot's pixels could not be checked (python3 could not decode the PNG)"
+    );
+    if let Some(frac) = frac {
         eprintln!(
             "render: {} bytes, {:.1}% non-white pixels",
             size,
@@ -569,6 +577,12 @@ fn render(index: &Path, dir: &Path) {
     if let Ok(keep) = std::env::var("UQ_REPORT_SCREENSHOT") {
         std::fs::copy(&png, &keep).unwrap();
     }
+}
+
+/// `UQ_REQUIRE_BROWSER=1` (set by .ci/run): a missing Chromium or an undecodable screenshot
+/// fails the render check instead of skipping it.
+fn require_browser() -> bool {
+    std::env::var("UQ_REQUIRE_BROWSER").as_deref() == Ok("1")
 }
 
 fn which(name: &str) -> Option<PathBuf> {
@@ -610,12 +624,13 @@ for y in range(h):
     prev = line
 print(nonwhite / (w * h))
 "#;
-    let o = Command::new("python3")
-        .arg("-c")
-        .arg(DECODE)
-        .arg(png)
-        .output()
-        .ok()?;
+    let o = match Command::new("python3").arg("-c").arg(DECODE).arg(png).output() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("python3 could not be run to decode the PNG: {e}");
+            return None;
+        }
+    };
     if !o.status.success() {
         eprintln!(
             "python3 could not decode the PNG: {}",

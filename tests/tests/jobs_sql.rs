@@ -263,10 +263,39 @@ print(json.dumps(dict(cancelled=cancelled, final=final, done1=done1, done2=done2
 #[test]
 fn grading_functions_on_the_embedded_llm() {
     let sb = sandbox("jobs-grade");
+    // The embedded model runs and its answer parses to a grade (its value is the model's).
     let out = sb.sqlite_ok(
-        "SELECT uq_grade('Paris is the capital of France.', 'Paris is the capital and largest city of France.') IN (0, 1), \
-                uq_objectivity('Paris is the capital of France.') IS NULL OR uq_objectivity('Paris is the capital of France.') IN (0, 1);",
+        "SELECT typeof(uq_grade('Paris is the capital of France.', 'Paris is the capital and largest city of France.'));",
     );
-    assert_eq!(out, "1|1");
+    assert_eq!(out, "integer");
     // Their errors are pinned by errors.rs (golden file errors/jobs.txt).
+}
+
+#[test]
+fn grading_functions_read_the_judges_answer() {
+    use uq_fake_openai::{message, FakeOpenAi, Reply, Request};
+    // The judge answers are pinned by the fake server: "Yes"/"No" by the unit, objective or
+    // subjective by the claim, each in a wording the parsers must read.
+    let fake = FakeOpenAi::with_handler(|r: &Request| {
+        let system = message(&r.body, "system");
+        let user = message(&r.body, "user");
+        let text = if system.contains("linguistic analyst") {
+            if user.contains("most beautiful") { "**Subjective**" } else { "Objective." }
+        } else if user.contains("Lyon") {
+            "No, the context says Paris."
+        } else {
+            "Yes."
+        };
+        Reply::Text(text.into())
+    });
+    let sb = sandbox("jobs-grade-fake");
+    let judge = lit(&serde_json::json!({ "judge_llm": fake.config() }).to_string());
+    let out = sb.sqlite_ok(&format!(
+        "SELECT uq_grade('Paris is the capital of France.', 'Paris is the capital and largest city of France.', {judge}),
+                uq_grade('Lyon is the capital of France.', 'Paris is the capital and largest city of France.', {judge}),
+                uq_objectivity('Paris is the capital of France.', {judge}),
+                uq_objectivity('Paris is the most beautiful city.', {judge});"
+    ));
+    assert_eq!(out, "1|0|1|0");
+    assert_eq!(fake.requests(), 4, "one judge call per grade");
 }

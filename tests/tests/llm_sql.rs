@@ -343,6 +343,18 @@ fn openai_server_faults_are_retried_or_reported() {
         "0|Marie Curie was a physicist.\n1|She won two Nobel Prizes."
     );
     assert_eq!(fake.hits("claimer"), 1);
+
+    // claim_confidence over the fake decomposition (coverage off, so no uncovered sentence is
+    // added) equals response_confidence over the same claims given as units: the value is the
+    // real NLI model's, the claims are pinned.
+    let samples = json_lit(&SAMPLES);
+    let out = sb.sqlite_ok(&format!(
+        "{}\nSELECT abs(claim_confidence({bio}, {samples}, '{{\"decomposition_llm\":\"claims-llm\",\"coverage\":\"off\"}}') \
+                - response_confidence({bio}, {samples}, '{{\"granularity\":\"claim\",\"units\":[\"Marie Curie was a physicist.\",\"She won two Nobel Prizes.\"]}}')) < 1e-12;",
+        register("claims-llm", "claimer"),
+        bio = lit(BIO)
+    ));
+    assert_eq!(out, "1");
 }
 
 /// UAD never splits tied claims (kept ⇔ score ≥ threshold): three copies of one claim get the

@@ -300,3 +300,6 @@ fn is_list_marker(piece: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod fuzz;

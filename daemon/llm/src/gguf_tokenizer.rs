@@ -44,8 +44,13 @@ impl GgufTokenizer {
             std::fs::File::open(path)
                 .map_err(|e| format!("cannot open {}: {e}", path.display()))?,
         );
-        let content = candle_core::quantized::gguf_file::Content::read(&mut f)
-            .map_err(|e| format!("{} is not a readable GGUF: {e}", path.display()))?;
+        // candle's reader panics on some corrupt headers (a `general.alignment` of 0 divides by
+        // zero): a panic is a bad file too.
+        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            candle_core::quantized::gguf_file::Content::read(&mut f)
+        }))
+        .map_err(|_| format!("{} is not a readable GGUF (corrupt header)", path.display()))?;
+        let content = read.map_err(|e| format!("{} is not a readable GGUF: {e}", path.display()))?;
         Self::from_metadata(&content.metadata)
     }
 

@@ -42,7 +42,13 @@ async fn retry_after_is_honoured() {
     let c = out.expect("retry succeeds");
     assert_eq!(server.requests(), 2);
     assert_eq!(c.texts, vec!["reply 2 choice 0"]);
-    assert!(elapsed >= Duration::from_secs(1), "waited only {elapsed:?}");
+    let _ = elapsed;
+    let t = server.arrivals();
+    assert!(
+        t[1] - t[0] >= Duration::from_millis(950),
+        "the retry arrived {:?} after the 429 with Retry-After: 1",
+        t[1] - t[0]
+    );
     assert_eq!(c.usage.requests, 1);
     assert_eq!(c.usage.prompt_tokens, 10);
     assert_eq!(c.model, "fake-model-0001", "the model the server names");
@@ -65,6 +71,14 @@ async fn rate_limited_without_retry_after_backs_off() {
     .await;
     out.expect("third attempt succeeds");
     assert_eq!(server.requests(), 3);
+    // Full jitter: retry k waits at most backoff::ceiling(k) (0.5 s, then 1 s); the server's
+    // arrival times show it (plus a second for the request itself on a loaded machine).
+    let t = server.arrivals();
+    for k in 0..2 {
+        let gap = t[k + 1] - t[k];
+        let most = uq_llm::backoff::ceiling(k as u32) + Duration::from_secs(1);
+        assert!(gap <= most, "retry {k} came {gap:?} after the 429 (at most {most:?})");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -103,11 +117,9 @@ async fn slow_reply_times_out() {
     let e = out.expect_err("times out");
     assert!(matches!(e, LlmError::RetriesExhausted(_)), "{e:?}");
     assert!(e.to_string().contains("timeout_ms = 300"), "{e}");
+    // Both attempts failed although each reply would have come after 3 s: the timeout cut them.
     assert_eq!(server.requests(), 2);
-    assert!(
-        elapsed < Duration::from_millis(2900),
-        "the timeout did not cut the wait: {elapsed:?}"
-    );
+    let _ = elapsed;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -317,21 +329,80 @@ async fn logprobs_are_returned_per_choice() {
     assert_eq!(server.received()[0].body["logprobs"], true);
 }
 
+/// The most requests sent within any window of the arrival times `t`, against what a bucket of
+/// `capacity` refilled at `per_sec` allows: `count <= capacity + per_sec * span + slack`, with
+/// `cost` units per request. Returns the worst window as (count·cost, allowed).
+fn worst_window(t: &[Instant], cost: f64, capacity: f64, per_sec: f64) -> (f64, f64) {
+    let mut worst = (0.0, f64::INFINITY);
+    for i in 0..t.len() {
+        for j in i..t.len() {
+            let used = (j - i + 1) as f64 * cost;
+            let allowed = capacity + per_sec * (t[j] - t[i]).as_secs_f64();
+            if used - allowed > worst.0 - worst.1 {
+                worst = (used, allowed);
+            }
+        }
+    }
+    worst
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrency_and_rate_limits_hold() {
+async fn concurrency_cap_holds_at_the_server() {
+    for cap in [1usize, 3] {
+        // Each reply takes 150 ms, so without the cap all 9 requests would be in flight at once.
+        let server = FakeOpenAi::with_handler(|_| Reply::Ok.after(Duration::from_millis(150)));
+        let client = OpenAiClient::new(LlmSettings {
+            n_supported: false,
+            concurrency: cap,
+            ..settings(&server)
+        })
+        .unwrap();
+        let c = client.complete(&req(), 9).await.unwrap();
+        assert_eq!(c.texts.len(), 9);
+        assert_eq!(server.requests(), 9);
+        assert_eq!(server.max_in_flight(), cap, "requests the server saw in flight at once");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_per_minute_hold_at_the_server() {
+    // A bucket of 30 requests refilled at 0.5 per second: 30 at once, then one every 2 s.
     let server = FakeOpenAi::scripted(vec![]);
     let client = OpenAiClient::new(LlmSettings {
         n_supported: false,
-        concurrency: 1,
-        requests_per_minute: Some(600), // 10 per second, bucket of 600: no wait here
+        concurrency: 8,
+        requests_per_minute: Some(30),
         ..settings(&server)
     })
     .unwrap();
-    let t0 = Instant::now();
-    let c = client.complete(&req(), 5).await.unwrap();
-    assert_eq!(c.texts.len(), 5);
-    assert!(t0.elapsed() < Duration::from_secs(10));
-    assert_eq!(server.requests(), 5);
+    let c = client.complete(&req(), 32).await.unwrap();
+    assert_eq!(c.texts.len(), 32);
+    let t = server.arrivals();
+    assert_eq!(t.len(), 32);
+    let (used, allowed) = worst_window(&t, 1.0, 30.0, 0.5);
+    assert!(used <= allowed + 0.25, "{used} requests where the limit allows {allowed:.2}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_per_minute_hold_at_the_server() {
+    // Each request is estimated at 13 tokens (45 prompt characters / 4, plus max_tokens 1), and
+    // the fake server reports 13 used, so nothing is refunded: a bucket of 390 tokens refilled at
+    // 6.5 per second sends 30 at once, then one every 2 s.
+    let server = FakeOpenAi::scripted(vec![]);
+    let client = OpenAiClient::new(LlmSettings {
+        n_supported: false,
+        concurrency: 8,
+        max_tokens: 1,
+        tokens_per_minute: Some(390),
+        ..settings(&server)
+    })
+    .unwrap();
+    let c = client.complete(&req(), 32).await.unwrap();
+    assert_eq!(c.texts.len(), 32);
+    assert_eq!(c.usage.prompt_tokens + c.usage.completion_tokens, 32 * 13);
+    let t = server.arrivals();
+    let (used, allowed) = worst_window(&t, 13.0, 390.0, 6.5);
+    assert!(used <= allowed + 3.0, "{used} tokens sent where the limit allows {allowed:.1}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

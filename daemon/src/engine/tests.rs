@@ -61,7 +61,17 @@ fn cuda_request_falls_back_to_cpu() {
     })
     .unwrap();
     let dev = e.info().device;
-    assert!(dev == "cpu" || dev == "cuda", "{dev}");
+    // Without ONNX Runtime's CUDA provider library beside the runtime (the PyPI CPU build that
+    // setup installs) the session must be on the CPU; with it, CUDA is used when a GPU is there.
+    let cuda_provider = test_config()
+        .ort_lib
+        .with_file_name("libonnxruntime_providers_cuda.so")
+        .exists();
+    if cuda_provider {
+        assert!(dev == "cpu" || dev == "cuda", "{dev}");
+    } else {
+        assert_eq!(dev, "cpu", "no CUDA provider library, yet the device is {dev}");
+    }
     let r = e.nli(&[pair(GUITAR, INSTRUMENT)]).unwrap();
     assert!(r[0].entailment > 0.5, "{:?}", r[0]);
 }
@@ -182,6 +192,39 @@ fn long_premise_is_windowed() {
     assert_eq!(plan.stride, plan.budget / 2);
     assert_eq!(plan.range(plan.count - 1).end, n_tokens);
     assert!(plan.range(plan.count - 2).end < n_tokens);
+}
+
+/// Where each window's premise slice starts in the premise's tokens, found by matching the
+/// window's ids after the leading special token against the premise (not from the plan).
+fn window_starts(premise: &[u32], windows: &[super::batcher::EncodedWindow], budget: usize) -> Vec<usize> {
+    windows
+        .iter()
+        .map(|w| {
+            let slice = &w.ids[1..1 + budget];
+            (0..=premise.len() - budget)
+                .find(|&s| &premise[s..s + budget] == slice)
+                .expect("a window holds a contiguous slice of the premise")
+        })
+        .collect()
+}
+
+#[test]
+fn window_starts_overlap_by_half_and_the_last_ends_at_the_premise_end() {
+    let hyp = INSTRUMENT;
+    let premise = format!("{} {GUITAR}", filler(140));
+    let p_ids = ENGINE.nli.tokenize(&premise).unwrap();
+    let h_ids = ENGINE.nli.tokenize(hyp).unwrap();
+    let n = p_ids.len();
+    let windows = ENGINE.nli.windows(&p_ids, &h_ids).unwrap();
+    let budget = ENGINE.nli_window() - ENGINE.nli.template.overhead() - h_ids.len();
+    let stride = budget / 2;
+    // Window k starts at k * stride (half overlap); the last is moved back to end at the end.
+    let starts = window_starts(&p_ids, &windows, budget);
+    let k = windows.len();
+    let mut expected: Vec<usize> = (0..k - 1).map(|i| i * stride).collect();
+    expected.push(n - budget);
+    assert_eq!(starts, expected, "window starts ({n} premise tokens, budget {budget})");
+    assert!(k >= 5 && (k - 2) * stride + budget < n, "{k} windows; the last must be needed");
 }
 
 #[test]
@@ -545,4 +588,20 @@ fn bench_nli_selfcheck() {
             b[0], b[1], b[2], b[3], b[4], b[5]
         );
     }
+}
+
+
+/// Known gap (issue 13): the windows of a long premise are reduced to the most entailing one, so
+/// a contradiction that only a later window holds is masked when an earlier window entails more.
+/// Here the filler's first window "entails" the hypothesis at about 0.67 with the stand-in model
+/// while the last sentence contradicts it at 0.97 on its own; the pair reports the former.
+#[test]
+#[ignore = "known gap: max-entailment window selection masks a later window's contradiction"]
+fn late_window_contradiction_is_found() {
+    let hyp = "The cat is running in the garden.";
+    let sent = "The cat is sleeping on the red sofa.";
+    let short = ENGINE.nli(&[pair(sent, hyp)]).unwrap()[0];
+    assert!(short.contradiction > 0.5, "{short:?}");
+    let whole = ENGINE.nli(&[pair(&format!("{} {sent}", filler(140)), hyp)]).unwrap()[0];
+    assert!(whole.contradiction > 0.5, "{whole:?}");
 }

@@ -19,8 +19,9 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -98,6 +99,8 @@ pub struct Request {
     pub authorization: Option<String>,
     /// The JSON body (`Null` when it is not JSON).
     pub body: Value,
+    /// When the server had read the whole request.
+    pub arrived: Instant,
 }
 
 impl Request {
@@ -135,6 +138,26 @@ struct State {
     script: Mutex<VecDeque<Reply>>,
     handler: Option<Box<Handler>>,
     seen: Mutex<Vec<Request>>,
+    /// Requests read and not yet fully answered, and the most there ever were at once.
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+}
+
+/// Counts a request in flight from its arrival until its reply is written (or dropped).
+struct InFlight<'a>(&'a State);
+
+impl<'a> InFlight<'a> {
+    fn enter(state: &'a State) -> Self {
+        let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        state.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(state)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The running server; it lives until the test process ends.
@@ -197,6 +220,18 @@ impl FakeOpenAi {
     }
 
     /// Number of requests received so far.
+    /// The most requests the server was answering at once (read, reply not yet written).
+    pub fn max_in_flight(&self) -> usize {
+        self.state.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// When each request arrived, sorted.
+    pub fn arrivals(&self) -> Vec<Instant> {
+        let mut t: Vec<Instant> = self.received().iter().map(|r| r.arrived).collect();
+        t.sort();
+        t
+    }
+
     pub fn requests(&self) -> usize {
         self.state.seen.lock().unwrap().len()
     }
@@ -262,7 +297,9 @@ fn handle(stream: TcpStream, state: &State) -> std::io::Result<()> {
         path,
         authorization,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        arrived: Instant::now(),
     };
+    let _in_flight = InFlight::enter(state);
     let number = {
         let mut seen = state.seen.lock().unwrap();
         seen.push(request.clone());
