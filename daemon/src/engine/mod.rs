@@ -173,11 +173,12 @@ impl Engine {
             };
             inflight -= 1;
             let probs = self.nli.labels.probs(&row?)?;
+            // A long premise's pair takes its most decisive window, the one with the highest
+            // entailment or contradiction probability: any part of a sample may entail the unit
+            // or contradict it, and a neutral window decides nothing (docs/reference.md, Models).
+            let decisive = |p: &NliProbs| p.entailment.max(p.contradiction);
             let slot = &mut best[tag];
-            if slot
-                .as_ref()
-                .is_none_or(|b| probs.entailment > b.entailment)
-            {
+            if slot.as_ref().is_none_or(|b| decisive(&probs) > decisive(b)) {
                 *slot = Some(probs);
             }
         }
