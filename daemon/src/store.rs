@@ -7,8 +7,19 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 use uq_core::schema::{APPLIED_VERSION, BOOTSTRAP, MIGRATIONS, RECORD};
 
-/// How long a write waits for another connection's lock before failing.
+/// How long a write waits for another connection's lock before failing, by default.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The busy timeout in use: `UQ_BUSY_TIMEOUT_MS` (milliseconds) when set, else [`BUSY_TIMEOUT`].
+pub fn busy_timeout() -> Duration {
+    static T: once_cell::sync::Lazy<Duration> = once_cell::sync::Lazy::new(|| {
+        std::env::var("UQ_BUSY_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(BUSY_TIMEOUT, Duration::from_millis)
+    });
+    *T
+}
 
 /// Opens `path` (which must exist) read-write with a busy timeout.
 pub fn open(path: &Path) -> Result<Connection, String> {
@@ -23,7 +34,7 @@ pub fn open(path: &Path) -> Result<Connection, String> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
-    conn.busy_timeout(BUSY_TIMEOUT)
+    conn.busy_timeout(busy_timeout())
         .map_err(|e| format!("cannot set a busy timeout on {}: {e}", path.display()))?;
     Ok(conn)
 }
@@ -31,7 +42,7 @@ pub fn open(path: &Path) -> Result<Connection, String> {
 /// Switches the database to WAL (so readers never block the job's writes and the other way
 /// round), retrying while another connection holds it: the switch needs a moment alone.
 pub fn ensure_wal(conn: &Connection) -> Result<(), String> {
-    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let deadline = std::time::Instant::now() + busy_timeout();
     loop {
         match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
             Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),

@@ -142,7 +142,19 @@ pub fn run_job(
             let meter = Arc::new(UsageMeter::default());
             let results = score_chunk(engine, llm, &spec, chunk, &meter);
             let usage: Usage = meter.get();
-            write::commit_chunk(&mut conn, run_id, &job, &spec, chunk, &results, &usage)?;
+            // Each chunk commits on a fresh connection, so a database that became read-only
+            // (or was replaced) meanwhile fails this chunk instead of writing to a stale file.
+            let committed = store::open(db).and_then(|mut w| {
+                write::commit_chunk(&mut w, run_id, &job, &spec, chunk, &results, &usage)
+            });
+            if let Err(e) = committed {
+                let first = chunk.first().map_or("", |r| r.key.as_str());
+                return Err(format!(
+                    "the chunk of {} rows from key {first:?} could not be committed ({e}); the {} rows committed before are kept",
+                    chunk.len(),
+                    progress.done
+                ));
+            }
             let rows_this_run = progress.rows_this_run + chunk.len();
             progress = write::progress(&conn, job_id)?;
             progress.rows_this_run = rows_this_run;
