@@ -39,6 +39,25 @@ pub fn open(path: &Path) -> Result<Connection, String> {
     Ok(conn)
 }
 
+/// Checks that this process may still write `path` (its mode, owner, or a read-only mount may
+/// have changed since it was opened). Never opens the file: closing a descriptor of a SQLite
+/// file would drop the process's locks on it.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("database path {} holds a NUL byte", path.display()))?;
+    // SAFETY: `c` is a valid NUL-terminated path; faccessat only reads it.
+    let rc = unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) };
+    if rc == 0 {
+        return Ok(());
+    }
+    Err(format!(
+        "attempt to write a readonly database: {} is no longer writable by this daemon ({}): make it writable again (chmod u+w)",
+        path.display(),
+        std::io::Error::last_os_error()
+    ))
+}
+
 /// Switches the database to WAL (so readers never block the job's writes and the other way
 /// round), retrying while another connection holds it: the switch needs a moment alone.
 pub fn ensure_wal(conn: &Connection) -> Result<(), String> {

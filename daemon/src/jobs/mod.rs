@@ -143,6 +143,14 @@ impl Jobs {
         if let Some(i) = &info {
             let failure = lock(&self.unrecorded).get(&(path.clone(), job_id)).cloned();
             if let Some(message) = failure.filter(|_| !uq_core::jobs::is_final(&i.status)) {
+                // Recorded as soon as the database takes writes again.
+                let recorded = store::open(&path).and_then(|conn| {
+                    write::finish(&conn, job_id, uq_core::jobs::FAILED, Some(&message))
+                });
+                if recorded.is_ok() {
+                    lock(&self.unrecorded).remove(&(path.clone(), job_id));
+                    return self.info(&path, job_id);
+                }
                 let mut i = i.clone();
                 i.status = uq_core::jobs::FAILED.into();
                 i.message = Some(message);

@@ -142,10 +142,10 @@ pub fn run_job(
             let meter = Arc::new(UsageMeter::default());
             let results = score_chunk(engine, llm, &spec, chunk, &meter);
             let usage: Usage = meter.get();
-            // Each chunk commits on a fresh connection, so a database that became read-only
-            // (or was replaced) meanwhile fails this chunk instead of writing to a stale file.
-            let committed = store::open(db).and_then(|mut w| {
-                write::commit_chunk(&mut w, run_id, &job, &spec, chunk, &results, &usage)
+            // A database file made read-only meanwhile fails this chunk: the open connection
+            // (and SQLite's reuse of its descriptors) would otherwise go on writing.
+            let committed = store::check_writable(db).and_then(|()| {
+                write::commit_chunk(&mut conn, run_id, &job, &spec, chunk, &results, &usage)
             });
             if let Err(e) = committed {
                 let first = chunk.first().map_or("", |r| r.key.as_str());
