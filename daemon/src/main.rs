@@ -302,6 +302,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Serve(args) => {
             let config = args.resolve()?;
+            uq_core::paths::check_socket_path(&config.socket)?;
             if server::ping(&config.socket, Duration::from_secs(2)).is_ok() {
                 return Err(format!(
                     "another uqd is already serving {}; stop it with `uqd stop`",

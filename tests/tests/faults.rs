@@ -10,10 +10,10 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use uq_fake_openai::FakeOpenAi;
+use uq_integration::users;
 use uq_integration::*;
 
 /// Python helpers shared by the scripts: the job table, snapshots, duplicates, the resume.
@@ -408,38 +408,19 @@ res['resume'] = resume(job)
     assert_nothing_lost(&v, n);
 }
 
-/// Runs a Python script (with the sandbox's prelude of `Sandbox::python`) as `uid` (and gid),
-/// the sandbox handed over to that uid; returns its last line as JSON.
+/// Runs a Python script as `uid` (and gid), the sandbox handed over to that uid; returns its
+/// last line as JSON.
 fn python_as(sb: &Sandbox, uid: u32, script: &str) -> serde_json::Value {
-    chown_tree(&sb.dir, uid);
-    let prelude = format!(
-        "import sqlite3, json, os, sys\nEXT = {:?}\n",
-        ext_path()
-    );
-    let mut child = Command::new("setpriv")
-        .args([
-            &format!("--reuid={uid}"),
-            &format!("--regid={uid}"),
-            "--clear-groups",
-            PYTHON,
-            "-",
-        ])
-        .env("HOME", &sb.dir)
-        .env("UQ_SOCKET", &sb.socket)
-        .env("UQ_CACHE_DB", sb.dir.join("cache").join("completions.sqlite"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("setpriv");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{prelude}{script}\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    users::chown(&sb.dir, uid);
+    let prelude = format!("import sqlite3, json, os, sys\nEXT = {:?}\n", ext_path());
+    let (home, sock) = (sb.dir.display().to_string(), sb.socket.display().to_string());
+    let cache = sb.dir.join("cache").join("completions.sqlite").display().to_string();
+    let env = [("HOME", home.as_str()), ("UQ_SOCKET", sock.as_str()), ("UQ_CACHE_DB", cache.as_str())];
+    let out = users::as_user(uid, PYTHON, &["-"], &env, &format!("{prelude}{script}\n"));
     let stdout = String::from_utf8_lossy(&out.stdout);
+    // The daemon runs as that uid: stop it as that uid too.
+    let uqd = dist().join("uqd").display().to_string();
+    let _ = users::as_user(uid, &uqd, &["stop", "--socket", &sock], &[], "");
     assert!(
         out.status.success(),
         "python as uid {uid} failed: {}\n{stdout}",
@@ -448,22 +429,5 @@ fn python_as(sb: &Sandbox, uid: u32, script: &str) -> serde_json::Value {
     for l in stdout.lines().filter(|l| l.starts_with("FAULT ")) {
         println!("{l}");
     }
-    // The daemon runs as that uid: stop it as that uid too.
-    let _ = Command::new("setpriv")
-        .args([&format!("--reuid={uid}"), &format!("--regid={uid}"), "--clear-groups"])
-        .arg(dist().join("uqd"))
-        .args(["stop", "--socket"])
-        .arg(&sb.socket)
-        .output();
     serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {stdout}"))
-}
-
-fn chown_tree(dir: &std::path::Path, uid: u32) {
-    let st = Command::new("chown")
-        .arg("-R")
-        .arg(format!("{uid}:{uid}"))
-        .arg(dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
 }
