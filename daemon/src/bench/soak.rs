@@ -264,7 +264,7 @@ fn client(id: usize, shared: &Shared, passages: &[Passage], samples: usize, dir:
     }
 }
 
-/// A job over 3 passages into a fresh database of this client; its scores are compared with
+/// A job over 3 passages (fewer when there are fewer) into a fresh database of this client; its scores are compared with
 /// the first job over the same passages.
 fn run_small_job(
     conn: &mut Conn<'_>,
@@ -277,7 +277,8 @@ fn run_small_job(
 ) -> Result<(), String> {
     let first = (i / 6) % passages.len();
     let db = dir.join(format!("client-{client}.db"));
-    make_job_db(&db, passages, samples, first, 3)?;
+    let rows = passages.len().min(3);
+    make_job_db(&db, passages, samples, first, rows)?;
     let options: serde_json::Map<String, Value> =
         serde_json::from_str(JOB_OPTIONS).map_err(|e| e.to_string())?;
     let job = {
@@ -303,11 +304,11 @@ fn run_small_job(
     }
     let scores = job_scores(&db, job)?;
     let distinct: std::collections::BTreeSet<&String> = scores.iter().map(|(k, _)| k).collect();
-    if scores.len() != 3 || distinct.len() != 3 {
-        return Err(format!("job {job} stored {} rows ({} distinct keys), not 3", scores.len(), distinct.len()));
+    if scores.len() != rows || distinct.len() != rows {
+        return Err(format!("job {job} stored {} rows ({} distinct keys), not {rows}", scores.len(), distinct.len()));
     }
     shared.counters.jobs_done.fetch_add(1, Ordering::SeqCst);
-    shared.counters.job_rows.fetch_add(3, Ordering::SeqCst);
+    shared.counters.job_rows.fetch_add(rows as u64, Ordering::SeqCst);
     for (k, s) in scores {
         shared.check(&format!("job/{k}"), s);
     }
@@ -452,7 +453,7 @@ pub fn soak(config: &Config, args: &SoakArgs) -> Result<(), String> {
         }
         if args.restart_every > 0.0
             && last_restart.elapsed().as_secs_f64() >= args.restart_every
-            && Instant::now() + Duration::from_secs(30) < end
+            && Instant::now() + Duration::from_secs_f64(args.restart_every.min(30.0)) < end
         {
             let s = sample(&child, lifetime);
             lifetimes.push(json!({"daemon": lifetime, "rss_mb": [life_start["rss_mb"], s["rss_mb"]], "fds": [life_start["fds"], s["fds"]]}));
