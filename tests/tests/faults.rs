@@ -51,7 +51,7 @@ def duplicates(c):
 def wait_done(c, job, n, limit=180):
     t0 = time.time()
     while c.execute("SELECT done FROM uq_job WHERE job_id = ?", (job,)).fetchone()[0] < n and time.time() - t0 < limit:
-        time.sleep(0.05)
+        time.sleep(0.01)
 def daemon_pid():
     return json.loads(subprocess.check_output([UQD, "status", "--socket", SOCK]))["pid"]
 def resume(job, *extra):
@@ -91,6 +91,8 @@ fn run(sb: &Sandbox, db: &str, code: &str) -> serde_json::Value {
 /// What every fault must leave: rows committed before kept, none twice, the job done with all
 /// `n` rows (4 units each) after the resume.
 fn assert_nothing_lost(v: &serde_json::Value, n: i64) {
+    let before = v["rows_before"].as_i64().unwrap();
+    assert!(before >= 1 && before < n, "the fault landed mid-job: {v}");
     assert_eq!(v["kept"], true, "rows committed before the fault are unchanged: {v}");
     assert_eq!(v["duplicates"], 0, "{v}");
     assert_eq!(v["answers"], n, "every row once: {v}");
@@ -107,6 +109,7 @@ r = reader()
 after = committed(r)
 print("FAULT " + json.dumps(dict(fault=FAULT, rows_before=len(set(a[0] for a in before)), rows_after=answers(r), duplicates=duplicates(r))))
 res.update(kept=set(before) <= set(after), duplicates=duplicates(r), answers=answers(r),
+           rows_before=len(set(a[0] for a in before)),
            distinct_keys=r.execute("SELECT count(DISTINCT source_key) FROM uq_answer").fetchone()[0],
            units=r.execute("SELECT count(*) FROM uq_unit").fetchone()[0], final=job_row(r, job))
 print(json.dumps(res))
@@ -116,7 +119,7 @@ print(json.dumps(res))
 fn disk_full_during_a_chunk_commit() {
     let sb = sandbox("fault-full");
     let db = sb.dir.join("full.db").display().to_string();
-    let n = 30;
+    let n = 60; // runway, so that the fault lands mid-job on a fast machine too
     let code = format!(
         r#"
 FAULT = 'disk full (RLIMIT_FSIZE on the daemon)'
@@ -156,7 +159,7 @@ res['resume'] = resume(job)
 fn a_write_lock_held_past_the_busy_timeout() {
     let sb = sandbox("fault-lock").with_env("UQ_BUSY_TIMEOUT_MS", "1000");
     let db = sb.dir.join("lock.db").display().to_string();
-    let n = 30;
+    let n = 60; // runway, so that the fault lands mid-job on a fast machine too
     let code = format!(
         r#"
 FAULT = 'write lock held past the busy timeout'
@@ -284,7 +287,7 @@ fn a_corrupt_completion_cache_at_start_is_rebuilt() {
     let sb = sandbox("fault-cache");
     let cache = sb.dir.join("cache").join("completions.sqlite");
     let db = sb.dir.join("cache.db").display().to_string();
-    let n = 12;
+    let n = 30;
     let code = format!(
         r#"
 FAULT = 'completion cache corrupt at a restart'
@@ -338,7 +341,7 @@ fn a_truncated_nli_model_is_a_clear_error_at_start() {
         }
     }
     let db = sb.dir.join("model.db").display().to_string();
-    let n = 20;
+    let n = 30;
     let code = format!(
         r#"
 FAULT = 'NLI model file truncated at a restart'
@@ -378,7 +381,7 @@ const OTHER_UID: u32 = 4242;
 fn the_database_becomes_read_only_mid_job() {
     let sb = sandbox("fault-readonly");
     let db = sb.dir.join("ro.db").display().to_string();
-    let n = 30;
+    let n = 60; // runway, so that the fault lands mid-job on a fast machine too
     let code = format!(
         r#"
 FAULT = 'database file read-only mid-job'
