@@ -7,13 +7,24 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 /// Runs `program args` as `uid` (and gid `uid`) with `env` added and `stdin` fed in.
-pub fn as_user(uid: u32, program: &str, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
+pub fn as_user(
+    uid: u32,
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: &str,
+) -> Output {
     let mut cmd = Command::new("setpriv");
-    cmd.args([&format!("--reuid={uid}"), &format!("--regid={uid}"), "--clear-groups", program])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args([
+        &format!("--reuid={uid}"),
+        &format!("--regid={uid}"),
+        "--clear-groups",
+        program,
+    ])
+    .args(args)
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -25,37 +25,66 @@ fn text(b: &[u8]) -> String {
 /// Runs `sql` in sqlite3 (extension loaded) with `UQ_SOCKET=socket`, as root; returns stderr.
 fn sqlite_with_socket(socket: &Path, sql: &str) -> std::process::Output {
     let script = format!(".load {}\n{sql}\n", ext_path());
-    as_user(0, SQLITE, &["-bail", "-batch", ":memory:"], &[("UQ_SOCKET", &socket.display().to_string())], &script)
+    as_user(
+        0,
+        SQLITE,
+        &["-bail", "-batch", ":memory:"],
+        &[("UQ_SOCKET", &socket.display().to_string())],
+        &script,
+    )
 }
 
 #[test]
 fn another_user_cannot_use_my_daemon_nor_start_one_in_my_directory() {
     let sb = Sandbox::new("boundary-mine");
-    assert_eq!(sb.sqlite_ok("SELECT uq_nli('A dog runs.', 'An animal moves.') IS NOT NULL;"), "1");
+    assert_eq!(
+        sb.sqlite_ok("SELECT uq_nli('A dog runs.', 'An animal moves.') IS NOT NULL;"),
+        "1"
+    );
     let sock = sb.socket.display().to_string();
     let my_pid = sb.daemon_pid().expect("my daemon runs");
 
     // uqd status as the other user: the 0700 directory refuses it.
     let out = as_user(OTHER, &uqd(), &["status", "--socket", &sock], &[], "");
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("Permission denied"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("Permission denied"),
+        "{}",
+        text(&out.stderr)
+    );
 
     // The extension as the other user, pointed at my socket: a clear error, no daemon started.
     let script = format!(".load {}\nSELECT uq_nli('a', 'b');\n", ext_path());
-    let out = as_user(OTHER, SQLITE, &["-bail", "-batch", ":memory:"], &[("UQ_SOCKET", &sock)], &script);
+    let out = as_user(
+        OTHER,
+        SQLITE,
+        &["-bail", "-batch", ":memory:"],
+        &[("UQ_SOCKET", &sock)],
+        &script,
+    );
     let err = text(&out.stderr);
-    assert!(err.contains("cannot connect to uqd") && err.contains("Permission denied"), "{err}");
+    assert!(
+        err.contains("cannot connect to uqd") && err.contains("Permission denied"),
+        "{err}"
+    );
 
     // uqd serve as the other user on a socket in my directory: refused, nothing created there.
     let theirs = sb.dir.join("run").join("theirs.sock").display().to_string();
     let out = as_user(OTHER, &uqd(), &["serve", "--socket", &theirs], &[], "");
     assert!(!out.status.success());
-    assert!(text(&out.stderr).contains("Permission denied"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("Permission denied"),
+        "{}",
+        text(&out.stderr)
+    );
     let entries: Vec<String> = std::fs::read_dir(sb.dir.join("run"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(!entries.iter().any(|e| e.starts_with("theirs")), "{entries:?}");
+    assert!(
+        !entries.iter().any(|e| e.starts_with("theirs")),
+        "{entries:?}"
+    );
     assert_eq!(sb.daemon_pid(), Some(my_pid), "my daemon still serves me");
 }
 
@@ -67,8 +96,17 @@ fn my_daemon_refuses_other_uids_at_the_socket_root_included() {
     std::fs::create_dir_all(&home).unwrap();
     chown(&home, OTHER);
     let sock = home.join("run").join("uqd.sock").display().to_string();
-    let script = format!(".load {}\nSELECT uq_nli('A dog runs.', 'An animal moves.') IS NOT NULL;\n", ext_path());
-    let out = as_user(OTHER, SQLITE, &["-bail", "-batch", ":memory:"], &[("UQ_SOCKET", &sock)], &script);
+    let script = format!(
+        ".load {}\nSELECT uq_nli('A dog runs.', 'An animal moves.') IS NOT NULL;\n",
+        ext_path()
+    );
+    let out = as_user(
+        OTHER,
+        SQLITE,
+        &["-bail", "-batch", ":memory:"],
+        &[("UQ_SOCKET", &sock)],
+        &script,
+    );
     assert_eq!(text(&out.stdout).trim(), "1", "{}", text(&out.stderr));
 
     // Root bypasses file modes, so the daemon's own check (SO_PEERCRED) is what refuses it.
@@ -89,12 +127,19 @@ print(s.makefile().readline().strip())
     let v: serde_json::Value = serde_json::from_str(reply.lines().last().unwrap()).unwrap();
     assert_eq!(v["ok"], false, "{v}");
     assert!(
-        v["error"].as_str().unwrap().contains(&format!("serves uid {OTHER} only, not uid 0")),
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("serves uid {OTHER} only, not uid 0")),
         "{v}"
     );
     // And root's client refuses a socket that is not root's.
     let out = sqlite_with_socket(Path::new(&sock), "SELECT uq_nli('a', 'b');");
-    assert!(text(&out.stderr).contains(&format!("belongs to uid {OTHER}")), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("belongs to uid {OTHER}")),
+        "{}",
+        text(&out.stderr)
+    );
     let _ = as_user(OTHER, &uqd(), &["stop", "--socket", &sock], &[], "");
 }
 
@@ -104,10 +149,24 @@ fn planted_socket_directories_links_and_files_are_refused() {
     let check = |socket: &Path, want: &str| {
         let out = sqlite_with_socket(socket, "SELECT uq_nli('a', 'b');");
         let err = text(&out.stderr);
-        assert!(err.contains(want) && err.contains("UQ_SOCKET"), "{}: {err}", socket.display());
-        let out = as_user(0, &uqd(), &["serve", "--socket", &socket.display().to_string()], &[], "");
+        assert!(
+            err.contains(want) && err.contains("UQ_SOCKET"),
+            "{}: {err}",
+            socket.display()
+        );
+        let out = as_user(
+            0,
+            &uqd(),
+            &["serve", "--socket", &socket.display().to_string()],
+            &[],
+            "",
+        );
         assert!(!out.status.success());
-        assert!(text(&out.stderr).contains(want), "uqd serve: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(want),
+            "uqd serve: {}",
+            text(&out.stderr)
+        );
     };
 
     // A directory created by the other user where my socket would go (e.g. /tmp/uqlite-0).
@@ -115,8 +174,15 @@ fn planted_socket_directories_links_and_files_are_refused() {
     std::fs::create_dir_all(&planted).unwrap();
     std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o777)).unwrap();
     chown(&planted, OTHER);
-    check(&planted.join("uqd.sock"), &format!("belongs to uid {OTHER}, not to you (uid 0)"));
-    assert_eq!(std::fs::read_dir(&planted).unwrap().count(), 0, "no lock, log or socket written there");
+    check(
+        &planted.join("uqd.sock"),
+        &format!("belongs to uid {OTHER}, not to you (uid 0)"),
+    );
+    assert_eq!(
+        std::fs::read_dir(&planted).unwrap().count(),
+        0,
+        "no lock, log or socket written there"
+    );
 
     // A symbolic link of the other user's, in place of the directory.
     let target = sb.dir.join("their-target");
@@ -125,11 +191,18 @@ fn planted_socket_directories_links_and_files_are_refused() {
     let link = sb.dir.join("planted-link");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     let st = std::process::Command::new("chown")
-        .args(["-h", &format!("{OTHER}:{OTHER}"), &link.display().to_string()])
+        .args([
+            "-h",
+            &format!("{OTHER}:{OTHER}"),
+            &link.display().to_string(),
+        ])
         .status()
         .unwrap();
     assert!(st.success());
-    check(&link.join("uqd.sock"), &format!("is a symbolic link owned by uid {OTHER}"));
+    check(
+        &link.join("uqd.sock"),
+        &format!("is a symbolic link owned by uid {OTHER}"),
+    );
     assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
 
     // A shared sticky directory (as /tmp) where the other user planted the socket's name: a
@@ -138,11 +211,23 @@ fn planted_socket_directories_links_and_files_are_refused() {
     std::fs::create_dir_all(&shared).unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     let sock_link = shared.join("link.sock");
-    let out = as_user(OTHER, "/bin/ln", &["-s", "/nonexistent", &sock_link.display().to_string()], &[], "");
+    let out = as_user(
+        OTHER,
+        "/bin/ln",
+        &["-s", "/nonexistent", &sock_link.display().to_string()],
+        &[],
+        "",
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     check(&sock_link, "is a symbolic link");
     let sock_file = shared.join("file.sock");
-    let out = as_user(OTHER, "/usr/bin/touch", &[&sock_file.display().to_string()], &[], "");
+    let out = as_user(
+        OTHER,
+        "/usr/bin/touch",
+        &[&sock_file.display().to_string()],
+        &[],
+        "",
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     check(&sock_file, &format!("belongs to uid {OTHER}"));
 
@@ -176,8 +261,15 @@ fn api_keys_never_reach_tables_logs_caches_or_reports() {
         }
     });
     let sb = Sandbox::new("boundary-key");
-    let cache = sb.dir.join("cache").join("completions.sqlite").display().to_string();
-    let sb = sb.with_env("UQ_TEST_PLANTED_KEY", KEY).with_env("UQ_CACHE_DB", &cache);
+    let cache = sb
+        .dir
+        .join("cache")
+        .join("completions.sqlite")
+        .display()
+        .to_string();
+    let sb = sb
+        .with_env("UQ_TEST_PLANTED_KEY", KEY)
+        .with_env("UQ_CACHE_DB", &cache);
     let db = sb.dir.join("keys.db").display().to_string();
     let mut llm = fake.config();
     llm["api_key_env"] = serde_json::json!("UQ_TEST_PLANTED_KEY");
@@ -222,11 +314,20 @@ print(json.dumps(dict(status=status, errors=errors, direct=direct,
     assert_eq!(v["status"], "done", "{v}");
     let errors = v["errors"].as_array().unwrap();
     assert!(errors.len() >= 3, "rows 3, 5 and 7 failed: {v}");
-    assert!(v["errors"].to_string().contains("[API key]"), "echoed keys are redacted: {v}");
-    assert!(!v["direct"].as_str().unwrap_or_default().contains(KEY), "{v}");
+    assert!(
+        v["errors"].to_string().contains("[API key]"),
+        "echoed keys are redacted: {v}"
+    );
+    assert!(
+        !v["direct"].as_str().unwrap_or_default().contains(KEY),
+        "{v}"
+    );
     assert!(v["answers"].as_i64().unwrap() >= 5, "{v}");
     // The key really went out (so it was there to leak).
-    assert!(fake.received().iter().all(|r| r.authorization.as_deref() == Some(&format!("Bearer {KEY}"))));
+    assert!(fake
+        .received()
+        .iter()
+        .all(|r| r.authorization.as_deref() == Some(&format!("Bearer {KEY}"))));
 
     let report = sb.dir.join("report");
     let out = std::process::Command::new(uqd())
@@ -242,15 +343,27 @@ print(json.dumps(dict(status=status, errors=errors, direct=direct,
     let mut files = Vec::new();
     walk(&sb.dir, &mut files);
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    for want in ["keys.db", "completions.sqlite", "uqd.log", "index.html", "jobs.json"] {
-        assert!(names.iter().any(|n| n.ends_with(want)), "{want} not written: {names:?}");
+    for want in [
+        "keys.db",
+        "completions.sqlite",
+        "uqd.log",
+        "index.html",
+        "jobs.json",
+    ] {
+        assert!(
+            names.iter().any(|n| n.ends_with(want)),
+            "{want} not written: {names:?}"
+        );
     }
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
         let found = bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes());
         assert!(!found, "the API key is in {}", f.display());
     }
-    println!("KEYS: {} files checked, none holds the key: {names:?}", files.len());
+    println!(
+        "KEYS: {} files checked, none holds the key: {names:?}",
+        files.len()
+    );
 }
 
 fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

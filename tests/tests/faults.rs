@@ -93,7 +93,10 @@ fn run(sb: &Sandbox, db: &str, code: &str) -> serde_json::Value {
 fn assert_nothing_lost(v: &serde_json::Value, n: i64) {
     let before = v["rows_before"].as_i64().unwrap();
     assert!(before >= 1 && before < n, "the fault landed mid-job: {v}");
-    assert_eq!(v["kept"], true, "rows committed before the fault are unchanged: {v}");
+    assert_eq!(
+        v["kept"], true,
+        "rows committed before the fault are unchanged: {v}"
+    );
     assert_eq!(v["duplicates"], 0, "{v}");
     assert_eq!(v["answers"], n, "every row once: {v}");
     assert_eq!(v["distinct_keys"], n, "{v}");
@@ -145,7 +148,10 @@ res['resume'] = resume(job)
     );
     let v = run(&sb, &db, &code);
     assert_eq!(v["wait_during"], "failed", "the job reports the fault: {v}");
-    assert_eq!(v["same_daemon"], true, "the daemon survived the full disk: {v}");
+    assert_eq!(
+        v["same_daemon"], true,
+        "the daemon survived the full disk: {v}"
+    );
     let rec = &v["recorded"];
     assert_eq!(rec[0], "failed", "{v}");
     let msg = rec[4].as_str().unwrap_or_default();
@@ -185,7 +191,10 @@ res['resume'] = resume(job)
     assert_eq!(v["wait_during"], "failed", "{v}");
     let rec = &v["recorded"];
     assert_eq!(rec[0], "failed", "{v}");
-    assert!(rec[4].as_str().unwrap_or_default().contains("locked"), "{v}");
+    assert!(
+        rec[4].as_str().unwrap_or_default().contains("locked"),
+        "{v}"
+    );
     assert_eq!(v["resume"]["rc"], 0, "{v}");
     assert_nothing_lost(&v, n);
 }
@@ -221,7 +230,9 @@ impl FlakyProxy {
 }
 
 fn forward(client: TcpStream, upstream: u16) {
-    let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { return };
+    let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+        return;
+    };
     let pipe = |mut from: TcpStream, mut to: TcpStream| {
         std::thread::spawn(move || {
             let mut buf = [0u8; 16384];
@@ -272,7 +283,10 @@ res['resume'] = resume(job, '--retry-errors')
     assert_eq!(v["first"], "done", "row errors do not stop the job: {v}");
     let errors = v["errors_recorded"].as_i64().unwrap();
     assert!(errors >= 1, "rows failed while the server refused: {v}");
-    assert!(v["answers_first"].as_i64().unwrap() >= 1, "rows before the outage: {v}");
+    assert!(
+        v["answers_first"].as_i64().unwrap() >= 1,
+        "rows before the outage: {v}"
+    );
     assert!(
         v["error_texts"].to_string().contains("generation_llm"),
         "each failed row's error names the LLM: {v}"
@@ -319,8 +333,14 @@ res['cache_rows'] = sqlite3.connect(CACHE).execute("SELECT count(*) FROM complet
     assert_eq!(v["final_wait"], "done", "{v}");
     assert_eq!(v["aside"].as_array().map(Vec::len), Some(1), "{v}");
     let warning = v["warning"].to_string();
-    assert!(warning.contains("corrupt") && warning.contains("moved it to"), "{v}");
-    assert!(v["cache_rows"].as_i64().unwrap() > 0, "the rebuilt cache is used: {v}");
+    assert!(
+        warning.contains("corrupt") && warning.contains("moved it to"),
+        "{v}"
+    );
+    assert!(
+        v["cache_rows"].as_i64().unwrap() > 0,
+        "the rebuilt cache is used: {v}"
+    );
     assert_nothing_lost(&v, n);
 }
 
@@ -367,9 +387,17 @@ res['final_wait'] = c.execute("SELECT uq_wait(?, 300)", (job,)).fetchone()[0]
         bad = bad.display().to_string(),
     );
     let v = run(&sb, &db, &code);
-    let e = v["error"].as_str().unwrap_or_else(|| panic!("no error: {v}"));
-    assert!(e.contains(&bad.join("model.onnx").display().to_string()), "names the file: {e}");
-    assert!(e.contains("damaged or incomplete") && e.contains("UQ_NLI_MODEL"), "says the fix: {e}");
+    let e = v["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error: {v}"));
+    assert!(
+        e.contains(&bad.join("model.onnx").display().to_string()),
+        "names the file: {e}"
+    );
+    assert!(
+        e.contains("damaged or incomplete") && e.contains("UQ_NLI_MODEL"),
+        "says the fix: {e}"
+    );
     assert_eq!(v["final_wait"], "done", "{v}");
     assert_nothing_lost(&v, n);
 }
@@ -406,7 +434,10 @@ res['resume'] = resume(job)
     assert_eq!(v["wait_during"], "failed", "{v}");
     let rec = &v["recorded"];
     assert_eq!(rec[0], "failed", "{v}");
-    assert!(rec[4].as_str().unwrap_or_default().contains("readonly"), "{v}");
+    assert!(
+        rec[4].as_str().unwrap_or_default().contains("readonly"),
+        "{v}"
+    );
     assert_eq!(v["resume"]["rc"], 0, "{v}");
     assert_nothing_lost(&v, n);
 }
@@ -416,9 +447,21 @@ res['resume'] = resume(job)
 fn python_as(sb: &Sandbox, uid: u32, script: &str) -> serde_json::Value {
     users::chown(&sb.dir, uid);
     let prelude = format!("import sqlite3, json, os, sys\nEXT = {:?}\n", ext_path());
-    let (home, sock) = (sb.dir.display().to_string(), sb.socket.display().to_string());
-    let cache = sb.dir.join("cache").join("completions.sqlite").display().to_string();
-    let env = [("HOME", home.as_str()), ("UQ_SOCKET", sock.as_str()), ("UQ_CACHE_DB", cache.as_str())];
+    let (home, sock) = (
+        sb.dir.display().to_string(),
+        sb.socket.display().to_string(),
+    );
+    let cache = sb
+        .dir
+        .join("cache")
+        .join("completions.sqlite")
+        .display()
+        .to_string();
+    let env = [
+        ("HOME", home.as_str()),
+        ("UQ_SOCKET", sock.as_str()),
+        ("UQ_CACHE_DB", cache.as_str()),
+    ];
     let out = users::as_user(uid, PYTHON, &["-"], &env, &format!("{prelude}{script}\n"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     // The daemon runs as that uid: stop it as that uid too.
@@ -432,5 +475,6 @@ fn python_as(sb: &Sandbox, uid: u32, script: &str) -> serde_json::Value {
     for l in stdout.lines().filter(|l| l.starts_with("FAULT ")) {
         println!("{l}");
     }
-    serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    serde_json::from_str(stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }

@@ -9,13 +9,26 @@ use uq_integration::*;
 fn soak_smoke_run_has_no_errors_and_matches_a_fresh_run() {
     let data = root().join("../shared/data/selfcheck_wikibio_dev.jsonl");
     let out = std::process::Command::new(dist().join("uqd"))
-        .args(["bench", "soak", "--minutes", "0.4", "--restart-every", "8", "--sample-every", "5"])
+        .args([
+            "bench",
+            "soak",
+            "--minutes",
+            "0.4",
+            "--restart-every",
+            "8",
+            "--sample-every",
+            "5",
+        ])
         .args(["--passages", "2", "--clients", "2", "--data"])
         .arg(&data)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines: Vec<serde_json::Value> = stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
@@ -33,5 +46,7 @@ fn soak_smoke_run_has_no_errors_and_matches_a_fresh_run() {
     let daemons: std::collections::BTreeSet<i64> =
         lines.iter().filter_map(|l| l["daemon"].as_i64()).collect();
     assert!(daemons.len() >= 2, "{stdout}");
-    assert!(lines.iter().all(|l| l["summary"] == true || l["rss_mb"].as_f64().unwrap() > 0.0));
+    assert!(lines
+        .iter()
+        .all(|l| l["summary"] == true || l["rss_mb"].as_f64().unwrap() > 0.0));
 }

@@ -115,7 +115,11 @@ fn diff(a: &[f64], b: &[f64]) -> f64 {
 fn flatten(result: &Value) -> Scores {
     let mut out: Scores = result["scores"]
         .as_array()
-        .map(|a| a.iter().map(|s| s["score"].as_f64().unwrap_or(f64::NAN)).collect())
+        .map(|a| {
+            a.iter()
+                .map(|s| s["score"].as_f64().unwrap_or(f64::NAN))
+                .collect()
+        })
         .unwrap_or_default();
     if let Some(m) = result["response_scores"].as_object() {
         out.extend(m.values().map(|v| v.as_f64().unwrap_or(f64::NAN)));
@@ -151,7 +155,10 @@ impl Conn<'_> {
                     if Instant::now() > deadline || self.shared.stop.load(Ordering::SeqCst) {
                         return Err(format!("no daemon: {e}"));
                     }
-                    self.shared.counters.reconnects.fetch_add(1, Ordering::SeqCst);
+                    self.shared
+                        .counters
+                        .reconnects
+                        .fetch_add(1, Ordering::SeqCst);
                     std::thread::sleep(Duration::from_millis(200));
                 }
             }
@@ -169,7 +176,10 @@ impl Conn<'_> {
         w.write_all(line.as_bytes())?;
         let mut reply = String::new();
         if r.read_line(&mut reply)? == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "closed",
+            ));
         }
         serde_json::from_str(&reply)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
@@ -177,14 +187,21 @@ impl Conn<'_> {
 }
 
 /// A small table of `rows` passages in `db`, for the jobs.
-fn make_job_db(db: &Path, passages: &[Passage], samples: usize, first: usize, rows: usize) -> Result<(), String> {
+fn make_job_db(
+    db: &Path,
+    passages: &[Passage],
+    samples: usize,
+    first: usize,
+    rows: usize,
+) -> Result<(), String> {
     let _ = std::fs::remove_file(db);
     let conn = Connection::open(db).map_err(|e| e.to_string())?;
     conn.execute_batch("CREATE TABLE answers(id INTEGER PRIMARY KEY, answer TEXT, samples TEXT)")
         .map_err(|e| e.to_string())?;
     for i in 0..rows {
         let p = &passages[(first + i) % passages.len()];
-        let s = serde_json::to_string(&p.gpt3_text_samples[..samples]).map_err(|e| e.to_string())?;
+        let s =
+            serde_json::to_string(&p.gpt3_text_samples[..samples]).map_err(|e| e.to_string())?;
         conn.execute(
             "INSERT INTO answers VALUES (?1, ?2, ?3)",
             params![((first + i) % passages.len()) as i64, p.gpt3_text, s],
@@ -204,7 +221,9 @@ fn job_scores(db: &Path, job: i64) -> Result<Vec<(String, Scores)>, String> {
         )
         .map_err(|e| e.to_string())?;
     let rows = st
-        .query_map([job], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<f64>>(1)?)))
+        .query_map([job], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Option<f64>>(1)?))
+        })
         .and_then(|r| r.collect::<Result<Vec<_>, _>>())
         .map_err(|e| e.to_string())?;
     let mut out: Vec<(String, Scores)> = Vec::new();
@@ -217,13 +236,16 @@ fn job_scores(db: &Path, job: i64) -> Result<Vec<(String, Scores)>, String> {
     Ok(out)
 }
 
-const JOB_OPTIONS: &str = r#"{"scorers": ["entailment", "noncontradiction"], "chunk_size": 1, "concurrency": 1}"#;
-const SCORE_OPTIONS: &str =
-    r#"{"scorers": ["entailment", "noncontradiction", "contrasted_entailment", "luq", "matched_cosine_sim"]}"#;
+const JOB_OPTIONS: &str =
+    r#"{"scorers": ["entailment", "noncontradiction"], "chunk_size": 1, "concurrency": 1}"#;
+const SCORE_OPTIONS: &str = r#"{"scorers": ["entailment", "noncontradiction", "contrasted_entailment", "luq", "matched_cosine_sim"]}"#;
 
 /// One client's loop: score, nli and job requests in turn until the soak ends.
 fn client(id: usize, shared: &Shared, passages: &[Passage], samples: usize, dir: &Path) {
-    let mut conn = Conn { shared, stream: None };
+    let mut conn = Conn {
+        shared,
+        stream: None,
+    };
     let score_opts: Value = serde_json::from_str(SCORE_OPTIONS).unwrap_or_default();
     let mut i = id;
     while !shared.stop.load(Ordering::SeqCst) {
@@ -247,7 +269,11 @@ fn client(id: usize, shared: &Shared, passages: &[Passage], samples: usize, dir:
                     Ok(r) => {
                         let v: Scores = r
                             .as_array()
-                            .map(|a| a.iter().map(|x| x["entailment"].as_f64().unwrap_or(f64::NAN)).collect())
+                            .map(|a| {
+                                a.iter()
+                                    .map(|x| x["entailment"].as_f64().unwrap_or(f64::NAN))
+                                    .collect()
+                            })
                             .unwrap_or_default();
                         shared.check(&format!("nli/{p}"), v);
                     }
@@ -305,10 +331,17 @@ fn run_small_job(
     let scores = job_scores(&db, job)?;
     let distinct: std::collections::BTreeSet<&String> = scores.iter().map(|(k, _)| k).collect();
     if scores.len() != rows || distinct.len() != rows {
-        return Err(format!("job {job} stored {} rows ({} distinct keys), not {rows}", scores.len(), distinct.len()));
+        return Err(format!(
+            "job {job} stored {} rows ({} distinct keys), not {rows}",
+            scores.len(),
+            distinct.len()
+        ));
     }
     shared.counters.jobs_done.fetch_add(1, Ordering::SeqCst);
-    shared.counters.job_rows.fetch_add(rows as u64, Ordering::SeqCst);
+    shared
+        .counters
+        .job_rows
+        .fetch_add(rows as u64, Ordering::SeqCst);
     for (k, s) in scores {
         shared.check(&format!("job/{k}"), s);
     }
@@ -339,11 +372,16 @@ fn start_daemon(config: &Config, socket: &Path, cache: &Path, dir: &Path) -> Res
     if let Some(e) = &config.embed_model {
         cmd.env("UQ_EMBED_MODEL", e);
     }
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start uqd serve: {e}"))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start uqd serve: {e}"))?;
     let deadline = Instant::now() + Duration::from_secs(120);
     while crate::server::ping(socket, Duration::from_secs(2)).is_err() {
         if let Ok(Some(st)) = child.try_wait() {
-            return Err(format!("uqd serve exited ({st}); see {}", dir.join("uqd.log").display()));
+            return Err(format!(
+                "uqd serve exited ({st}); see {}",
+                dir.join("uqd.log").display()
+            ));
         }
         if Instant::now() > deadline {
             let _ = child.kill();
@@ -376,7 +414,11 @@ fn file_size(p: &Path) -> u64 {
 /// Stops the daemon: `kill -9` or a clean `shutdown` request; reaps it.
 fn stop_daemon(child: &mut Child, socket: &Path, kill: bool) {
     if !kill {
-        let _ = crate::server::call(socket, &uq_core::protocol::Request::Shutdown, Duration::from_secs(10));
+        let _ = crate::server::call(
+            socket,
+            &uq_core::protocol::Request::Shutdown,
+            Duration::from_secs(10),
+        );
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = child.try_wait() {
@@ -394,8 +436,15 @@ pub fn soak(config: &Config, args: &SoakArgs) -> Result<(), String> {
         return Err("--clients, --passages and --samples must be at least 1".into());
     }
     let passages: Vec<Passage> = load_jsonl(args.data, Some(args.passages))?;
-    if let Some(p) = passages.iter().find(|p| p.gpt3_text_samples.len() < args.samples) {
-        return Err(format!("--samples {} but a passage has {}", args.samples, p.gpt3_text_samples.len()));
+    if let Some(p) = passages
+        .iter()
+        .find(|p| p.gpt3_text_samples.len() < args.samples)
+    {
+        return Err(format!(
+            "--samples {} but a passage has {}",
+            args.samples,
+            p.gpt3_text_samples.len()
+        ));
     }
     let dir = std::env::temp_dir().join(format!("uqd-bench-soak-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -458,7 +507,10 @@ pub fn soak(config: &Config, args: &SoakArgs) -> Result<(), String> {
             let s = sample(&child, lifetime);
             lifetimes.push(json!({"daemon": lifetime, "rss_mb": [life_start["rss_mb"], s["rss_mb"]], "fds": [life_start["fds"], s["fds"]]}));
             let kill = restarts % 2 == 0;
-            eprintln!("soak: restarting the daemon ({})", if kill { "kill -9" } else { "shutdown" });
+            eprintln!(
+                "soak: restarting the daemon ({})",
+                if kill { "kill -9" } else { "shutdown" }
+            );
             stop_daemon(&mut child, &socket, kill);
             child = start_daemon(config, &socket, &cache, &dir)?;
             restarts += 1;
@@ -487,12 +539,21 @@ pub fn soak(config: &Config, args: &SoakArgs) -> Result<(), String> {
         first_errors: Mutex::new(Vec::new()),
         stop: AtomicBool::new(false),
     };
-    let mut conn = Conn { shared: &fresh_shared, stream: None };
+    let mut conn = Conn {
+        shared: &fresh_shared,
+        stream: None,
+    };
     let score_opts: Value = serde_json::from_str(SCORE_OPTIONS).unwrap_or_default();
-    let soaked = shared.results.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let soaked = shared
+        .results
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     let (mut compared, mut fresh_diff, mut fresh_mismatch) = (0usize, 0.0f64, 0usize);
     for (key, got) in &soaked {
-        let Some((kind, p)) = key.split_once('/') else { continue };
+        let Some((kind, p)) = key.split_once('/') else {
+            continue;
+        };
         let Ok(p) = p.parse::<usize>() else { continue };
         let passage = &passages[p];
         let samples = &passage.gpt3_text_samples[..args.samples];
@@ -529,11 +590,17 @@ pub fn soak(config: &Config, args: &SoakArgs) -> Result<(), String> {
                     })
             }
             _ => {
-                let pairs: Vec<(String, String)> =
-                    samples.iter().map(|s| (s.clone(), passage.gpt3_text.clone())).collect();
+                let pairs: Vec<(String, String)> = samples
+                    .iter()
+                    .map(|s| (s.clone(), passage.gpt3_text.clone()))
+                    .collect();
                 conn.call(&json!({"op": "nli", "pairs": pairs})).map(|r| {
                     r.as_array()
-                        .map(|a| a.iter().map(|x| x["entailment"].as_f64().unwrap_or(f64::NAN)).collect())
+                        .map(|a| {
+                            a.iter()
+                                .map(|x| x["entailment"].as_f64().unwrap_or(f64::NAN))
+                                .collect()
+                        })
                         .unwrap_or_default()
                 })
             }
