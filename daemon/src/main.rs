@@ -55,9 +55,14 @@ enum Command {
         /// concurrency, prices.
         #[arg(long, default_value = "{}")]
         options: String,
-        /// Resume job JOB of DB (after a kill) instead of starting a new one.
+        /// Resume job JOB of DB (after a kill, or a failure once its cause is fixed) instead of
+        /// starting a new one.
         #[arg(long, value_name = "JOB")]
         resume: Option<i64>,
+        /// With --resume: score again the rows recorded as failed in uq_job_error (e.g. after
+        /// an LLM outage).
+        #[arg(long, requires = "resume")]
+        retry_errors: bool,
         #[command(flatten)]
         config: ConfigArgs,
     },
@@ -180,6 +185,33 @@ enum BenchCommand {
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// A long run of mixed work (score, nli, small jobs) from several clients against a child
+    /// daemon restarted now and then: prints the daemon's RSS, open fds, cache sizes and errors
+    /// over time, and compares the results with a fresh daemon's.
+    Soak {
+        /// How long to run, in minutes.
+        #[arg(long, default_value_t = 20.0)]
+        minutes: f64,
+        #[arg(long, default_value = "../shared/data/selfcheck_wikibio_dev.jsonl")]
+        data: PathBuf,
+        /// Client threads.
+        #[arg(long, default_value_t = 3)]
+        clients: usize,
+        /// Passages the queries are drawn from.
+        #[arg(long, default_value_t = 24)]
+        passages: usize,
+        /// Sampled responses per passage.
+        #[arg(long, default_value_t = 3)]
+        samples: usize,
+        /// Seconds between daemon restarts (0: never).
+        #[arg(long, default_value_t = 300.0)]
+        restart_every: f64,
+        /// Seconds between sample lines.
+        #[arg(long, default_value_t = 60.0)]
+        sample_every: f64,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
     /// Calibration and tuned ensembles across models: fitted on the claims of one graph-uq
     /// FActScore file, tested on the other's (both directions): ECE and Brier before and after
     /// calibration per scorer, and the ensemble's AUROC against the best single scorer.
@@ -281,6 +313,12 @@ fn socket_path(args: SocketArgs) -> PathBuf {
 }
 
 fn main() -> ExitCode {
+    // A file-size limit (RLIMIT_FSIZE) reached, like a full disk, is an error on that write
+    // (SQLite's "database or disk is full"), not the end of the daemon.
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     match run(Cli::parse().command) {
         Ok(code) => code,
         Err(message) => {
@@ -294,6 +332,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Serve(args) => {
             let config = args.resolve()?;
+            uq_core::paths::check_socket_path(&config.socket)?;
             if server::ping(&config.socket, Duration::from_secs(2)).is_ok() {
                 return Err(format!(
                     "another uqd is already serving {}; stop it with `uqd stop`",
@@ -329,6 +368,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             table,
             options,
             resume,
+            retry_errors,
             config,
         } => {
             let target = match (&table, resume) {
@@ -336,7 +376,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     table: t,
                     options: &options,
                 },
-                (None, Some(id)) => uqd::jobs::cli::Target::Resume(id),
+                (None, Some(job)) => uqd::jobs::cli::Target::Resume { job, retry_errors },
                 _ => return Err("give either TABLE (a new job) or --resume JOB, not both".into()),
             };
             let config = config.resolve()?;
@@ -446,6 +486,34 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 max_batch: config.max_batch,
             };
             bench::selfcheck(&engine, &llm, &args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            which:
+                BenchCommand::Soak {
+                    minutes,
+                    data,
+                    clients,
+                    passages,
+                    samples,
+                    restart_every,
+                    sample_every,
+                    config,
+                },
+        } => {
+            let config = config.resolve()?;
+            bench::soak(
+                &config,
+                &bench::SoakArgs {
+                    data: &data,
+                    minutes,
+                    clients,
+                    passages,
+                    samples,
+                    restart_every,
+                    sample_every,
+                },
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench {

@@ -73,6 +73,10 @@ impl Server {
             Ok(w) => w,
             Err(_) => return,
         };
+        if let Err(e) = same_user(&stream) {
+            let _ = write_reply(&mut writer, &Reply::err(e));
+            return;
+        }
         let mut reader = BufReader::new(stream);
         loop {
             let line = match read_line(&mut reader) {
@@ -288,6 +292,36 @@ fn read_line(reader: &mut BufReader<UnixStream>) -> Result<Option<String>, Reply
         .map_err(|_| Reply::err("request is not valid UTF-8; send text as UTF-8"))
 }
 
+/// Only the daemon's own user is served (its socket is 0600 in a 0700 directory; this also
+/// refuses root and anyone handed the descriptor).
+fn same_user(stream: &UnixStream) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: SO_PEERCRED writes one ucred of `len` bytes into `cred`, a valid local.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if rc != 0 {
+        return Err(format!("cannot read the peer's credentials: {}", std::io::Error::last_os_error()));
+    }
+    if cred.uid != me {
+        return Err(format!(
+            "this uqd serves uid {me} only, not uid {}: each user runs their own daemon (UQ_SOCKET)",
+            cred.uid
+        ));
+    }
+    Ok(())
+}
+
 fn write_reply(writer: &mut UnixStream, reply: &Reply) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(reply)
         .unwrap_or_else(|_| br#"{"ok":false,"error":"unserialisable reply"}"#.to_vec());
@@ -299,6 +333,7 @@ fn write_reply(writer: &mut UnixStream, reply: &Reply) -> std::io::Result<()> {
 /// Creates the socket's directory (0700) and binds the socket (0600). A socket file that
 /// nobody answers on is stale and removed; a live one means another daemon is running.
 pub fn bind(socket: &Path) -> Result<UnixListener, String> {
+    uq_core::paths::check_socket_path(socket)?;
     if let Some(dir) = socket.parent() {
         if !dir.exists() {
             std::fs::create_dir_all(dir).map_err(|e| {
@@ -326,6 +361,7 @@ pub fn bind(socket: &Path) -> Result<UnixListener, String> {
 
 /// Sends one request to a running daemon and returns its result (used by `uqd status|stop`).
 pub fn call(socket: &Path, request: &Request, timeout: Duration) -> Result<Value, String> {
+    uq_core::paths::check_socket_path(socket)?;
     let mut stream = UnixStream::connect(socket)
         .map_err(|e| format!("no uqd answers at {}: {e}", socket.display()))?;
     stream.set_read_timeout(Some(timeout)).ok();

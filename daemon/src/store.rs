@@ -7,8 +7,19 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OpenFlags, TransactionBehavior};
 use uq_core::schema::{APPLIED_VERSION, BOOTSTRAP, MIGRATIONS, RECORD};
 
-/// How long a write waits for another connection's lock before failing.
+/// How long a write waits for another connection's lock before failing, by default.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The busy timeout in use: `UQ_BUSY_TIMEOUT_MS` (milliseconds) when set, else [`BUSY_TIMEOUT`].
+pub fn busy_timeout() -> Duration {
+    static T: once_cell::sync::Lazy<Duration> = once_cell::sync::Lazy::new(|| {
+        std::env::var("UQ_BUSY_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(BUSY_TIMEOUT, Duration::from_millis)
+    });
+    *T
+}
 
 /// Opens `path` (which must exist) read-write with a busy timeout.
 pub fn open(path: &Path) -> Result<Connection, String> {
@@ -23,15 +34,34 @@ pub fn open(path: &Path) -> Result<Connection, String> {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| format!("cannot open database {}: {e}", path.display()))?;
-    conn.busy_timeout(BUSY_TIMEOUT)
+    conn.busy_timeout(busy_timeout())
         .map_err(|e| format!("cannot set a busy timeout on {}: {e}", path.display()))?;
     Ok(conn)
+}
+
+/// Checks that this process may still write `path` (its mode, owner, or a read-only mount may
+/// have changed since it was opened). Never opens the file: closing a descriptor of a SQLite
+/// file would drop the process's locks on it.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("database path {} holds a NUL byte", path.display()))?;
+    // SAFETY: `c` is a valid NUL-terminated path; faccessat only reads it.
+    let rc = unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) };
+    if rc == 0 {
+        return Ok(());
+    }
+    Err(format!(
+        "attempt to write a readonly database: {} is no longer writable by this daemon ({}): make it writable again (chmod u+w)",
+        path.display(),
+        std::io::Error::last_os_error()
+    ))
 }
 
 /// Switches the database to WAL (so readers never block the job's writes and the other way
 /// round), retrying while another connection holds it: the switch needs a moment alone.
 pub fn ensure_wal(conn: &Connection) -> Result<(), String> {
-    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let deadline = std::time::Instant::now() + busy_timeout();
     loop {
         match conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)) {
             Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),

@@ -372,6 +372,7 @@ pub fn ping(socket: &Path, timeout: Duration) -> Result<PingInfo, String> {
 
 /// Connects, starting the daemon first when nothing listens on the socket.
 fn connect_or_start(path: &Path) -> Result<Conn, String> {
+    uq_core::paths::check_socket_path(path)?;
     match UnixStream::connect(path) {
         Ok(s) => return Ok(Conn::new(path, s)),
         Err(e)

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 pub mod golden;
+pub mod users;
 
 pub const SQLITE: &str = "/usr/bin/sqlite3";
 pub const PYTHON: &str = "/usr/bin/python3";

@@ -87,22 +87,65 @@ pub fn request_key(
 }
 
 impl CompletionCache {
-    /// Opens (creating if needed) the cache file at `path`, in WAL mode.
+    /// Opens (creating if needed) the cache file at `path`, in WAL mode. A file that is not a
+    /// SQLite database or is corrupt (a crash, a disk error, another program) is only a cache:
+    /// it is moved aside to `<path>.corrupt-<unix time>`, a warning is logged on stderr, and an
+    /// empty cache is built in its place.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, LlmError> {
-        let path = path.as_ref().to_path_buf();
+        let path = path.as_ref();
+        match Self::open_file(path) {
+            Err((_, Some(e))) => {
+                let aside = PathBuf::from(format!(
+                    "{}.corrupt-{}",
+                    path.display(),
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs())
+                ));
+                std::fs::rename(path, &aside).map_err(|e2| {
+                    LlmError::Cache(format!(
+                        "completion cache {} is corrupt ({e}) and cannot be moved aside ({e2}): delete it",
+                        path.display()
+                    ))
+                })?;
+                for suffix in ["-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+                }
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "uqd: warning: completion cache {} was corrupt ({e}); moved it to {} and started an empty cache",
+                    path.display(),
+                    aside.display()
+                );
+                Self::open_file(path).map_err(|(e, _)| e)
+            }
+            other => other.map_err(|(e, _)| e),
+        }
+    }
+
+    /// Opens the file; an error comes with the SQLite error when the file is corrupt.
+    fn open_file(path: &Path) -> Result<Self, (LlmError, Option<rusqlite::Error>)> {
+        let path = path.to_path_buf();
         let fail = |what: &str, e: rusqlite::Error| {
-            LlmError::Cache(format!(
+            let corrupt = matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+            );
+            let err = LlmError::Cache(format!(
                 "completion cache {}: {what}: {e}. Fix: make the file's directory writable, or point the cache \
                  at another path",
                 path.display()
-            ))
+            ));
+            (err, corrupt.then_some(e))
         };
+        let plain = |e: LlmError| (e, None);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
-                LlmError::Cache(format!(
+                plain(LlmError::Cache(format!(
                     "cannot create the cache directory {}: {e}",
                     dir.display()
-                ))
+                )))
             })?;
         }
         let conn = Connection::open(&path).map_err(|e| fail("cannot open", e))?;
@@ -112,20 +155,20 @@ impl CompletionCache {
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(|e| fail("cannot switch to WAL (is it a SQLite file?)", e))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(LlmError::Cache(format!(
+            return Err(plain(LlmError::Cache(format!(
                 "completion cache {}: journal_mode is {mode}, not wal (is the file on a filesystem without shared memory?)",
                 path.display()
-            )));
+            ))));
         }
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(|e| fail("cannot read", e))?;
         if version > SCHEMA_VERSION {
-            return Err(LlmError::Cache(format!(
+            return Err(plain(LlmError::Cache(format!(
                 "completion cache {} has schema version {version}, newer than this build's {SCHEMA_VERSION}: use a newer \
                  uqlite or another cache file",
                 path.display()
-            )));
+            ))));
         }
         conn.execute_batch(
             "PRAGMA synchronous=NORMAL;
@@ -624,13 +667,22 @@ mod tests {
     }
 
     #[test]
-    fn not_a_database_is_a_clear_error() {
+    fn a_corrupt_file_is_moved_aside_and_rebuilt() {
         let dir = std::env::temp_dir().join(format!("uq-llm-cache-bad-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("bad.sqlite");
-        std::fs::write(&path, b"this is not sqlite at all, just some text padding padding padding padding padding padding padding padding").unwrap();
-        let e = CompletionCache::open(&path).unwrap_err();
-        assert!(e.to_string().contains("bad.sqlite"), "{e}");
+        let garbage = b"this is not sqlite at all, just some text padding padding padding padding padding padding padding padding";
+        std::fs::write(&path, garbage).unwrap();
+        let cache = CompletionCache::open(&path).unwrap();
+        assert_eq!(cache.len().unwrap(), 0);
+        let aside: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("bad.sqlite.corrupt-"))
+            .collect();
+        assert_eq!(aside.len(), 1, "{aside:?}");
+        assert_eq!(std::fs::read(dir.join(&aside[0])).unwrap(), garbage);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -101,6 +101,15 @@ impl OpenAiClient {
         })
     }
 
+    /// `text` with the API key replaced by `[API key]`: a server's error body may echo the key,
+    /// and error texts end up in tables (`uq_job_error`) and logs.
+    fn redact(&self, text: &str) -> String {
+        match &self.api_key {
+            Some(k) if !k.is_empty() => text.replace(k.as_str(), "[API key]"),
+            _ => text.to_string(),
+        }
+    }
+
     pub fn settings(&self) -> &LlmSettings {
         &self.settings
     }
@@ -251,19 +260,22 @@ impl OpenAiClient {
             return match parse_reply(&text, want_logprobs) {
                 Ok(r) => Attempt::Done(r),
                 Err(p) if p.retryable => Attempt::Retry {
-                    reason: format!("HTTP {code}: {}", p.message),
+                    reason: format!("HTTP {code}: {}", self.redact(&p.message)),
                     retry_after: None,
                 },
                 Err(p) if p.refusal => Attempt::Fail(LlmError::Refusal(format!(
                     "POST {}: {}",
-                    self.url, p.message
+                    self.url,
+                    self.redact(&p.message)
                 ))),
-                Err(p) => {
-                    Attempt::Fail(LlmError::Reply(format!("POST {}: {}", self.url, p.message)))
-                }
+                Err(p) => Attempt::Fail(LlmError::Reply(format!(
+                    "POST {}: {}",
+                    self.url,
+                    self.redact(&p.message)
+                ))),
             };
         }
-        let body_snip = snippet(&text, 300);
+        let body_snip = snippet(&self.redact(&text), 300);
         if matches!(code, 408 | 409 | 425 | 429) || status.is_server_error() {
             return Attempt::Retry {
                 reason: format!("HTTP {status}: {body_snip}"),

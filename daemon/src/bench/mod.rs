@@ -1,6 +1,6 @@
 //! Benchmarks of `uqd bench`, each printing one JSON object per line: `selfcheck` (sentence
 //! level, SelfCheckGPT WikiBio), `claims` (claim level, FActScore-Bio from the graph-uq data),
-//! `coverage` (what the decomposition LLM loses), `table` (a whole-table job) and `calibration`
+//! `coverage` (what the decomposition LLM loses), `table` (a whole-table job), `soak` (a long mixed run against a restarted daemon) and `calibration`
 //! (calibrations and ensembles fitted on one graph-uq file, tested on the other).
 //! `common` holds what they share: the measured scoring runs, the cached rerun, the raw model
 //! throughput and the summary line.
@@ -10,6 +10,7 @@ mod claims;
 mod common;
 mod coverage;
 mod selfcheck;
+mod soak;
 mod table;
 
 pub use calibration::{calibration, CalibrationArgs};
@@ -17,4 +18,5 @@ pub use claims::{claims, ClaimsArgs, SampleUnits};
 pub use common::peak_rss_mb;
 pub use coverage::coverage_bench;
 pub use selfcheck::{selfcheck, SelfcheckArgs};
+pub use soak::{soak, SoakArgs};
 pub use table::{table, TableArgs};

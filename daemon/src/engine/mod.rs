@@ -34,6 +34,9 @@ use onnx::OnnxModel;
 const SENTENCE_CACHE_BYTES: usize = 64 << 20;
 /// Ready token embeddings kept at most (bytes) before that cache is emptied.
 const TOKEN_CACHE_BYTES: usize = 256 << 20;
+/// Ready NLI pair probabilities kept at most (entries, about 100 bytes each) before that cache
+/// is emptied: memory stays bounded in a long-running daemon.
+pub const NLI_CACHE_ENTRIES: usize = 1_000_000;
 
 /// What `ping` reports about the engine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -90,7 +93,7 @@ impl Engine {
         Ok(Engine {
             nli,
             batcher,
-            nli_cache: DedupCache::new(None, |_| 1),
+            nli_cache: DedupCache::new(Some(NLI_CACHE_ENTRIES), |_| 1),
             embed,
             sentence_cache: DedupCache::new(Some(SENTENCE_CACHE_BYTES), |v| v.len() * 4 + 64),
             token_cache: DedupCache::new(Some(TOKEN_CACHE_BYTES), |v| {

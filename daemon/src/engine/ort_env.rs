@@ -87,7 +87,15 @@ pub fn build_session(
     };
     let commit = |mut b: ort::session::builder::SessionBuilder| -> Result<Session, String> {
         b.commit_from_file(model)
-            .map_err(|e| format!("cannot load ONNX model {}: {e}", model.display()))
+            .map_err(|e| {
+                let size = std::fs::metadata(model).map_or(0, |m| m.len());
+                format!(
+                    "cannot load ONNX model {} ({size} bytes): {e}. The file is damaged or incomplete \
+                     (an interrupted download or copy): fetch it again (make setup, or the model's README), \
+                     or point --nli-model/UQ_NLI_MODEL (--embed-model/UQ_EMBED_MODEL) at a complete model directory",
+                    model.display()
+                )
+            })
     };
 
     if device == Device::Cuda {

@@ -17,7 +17,8 @@ use crate::store;
 /// What to run: a new job over a table, or an existing job.
 pub enum Target<'a> {
     Table { table: &'a str, options: &'a str },
-    Resume(i64),
+    /// An existing job (reopened when it failed); `retry_errors`: score its failed rows again.
+    Resume { job: i64, retry_errors: bool },
 }
 
 /// Runs the job; returns (job id, final status, rows done by this run, seconds).
@@ -29,7 +30,18 @@ pub fn score(
     progress_bar: bool,
 ) -> Result<(i64, String, usize, f64), String> {
     let job_id = match target {
-        Target::Resume(id) => id,
+        Target::Resume { job, retry_errors } => {
+            let mut conn = store::open(db)?;
+            store::migrate(&mut conn)?;
+            if run::load_job(&conn, job)?.is_none() {
+                return Err(format!(
+                    "no job {job} in {}: see SELECT job_id, status FROM uq_jobs",
+                    db.display()
+                ));
+            }
+            super::write::reopen(&mut conn, job, retry_errors)?;
+            job
+        }
         Target::Table { table, options } => {
             let v: Value = serde_json::from_str(options).map_err(|e| {
                 format!("--options is not JSON ({e}): pass an object, e.g. '{{\"scorers\":[\"luq\"]}}'")

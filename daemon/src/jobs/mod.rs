@@ -79,8 +79,18 @@ pub struct Jobs {
     engine: Arc<Engine>,
     llm: Arc<LlmService>,
     running: Mutex<HashMap<Key, Arc<AtomicBool>>>,
+    /// Jobs whose run failed and whose failure could not be written into their database (it is
+    /// read-only, full, or locked): reported by `status` as failed, not resumed by it.
+    unrecorded: Mutex<HashMap<Key, String>>,
     registry: PathBuf,
     registry_lock: Mutex<()>,
+}
+
+/// A line on the daemon's log (stderr); a log that cannot be written (a full disk) is not an
+/// error, unlike `eprintln!`, which panics.
+pub fn log(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "uqd: {line}");
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -102,6 +112,7 @@ impl Jobs {
             engine,
             llm,
             running: Mutex::new(HashMap::new()),
+            unrecorded: Mutex::new(HashMap::new()),
             registry,
             registry_lock: Mutex::new(()),
         })
@@ -111,6 +122,7 @@ impl Jobs {
     pub fn start(self: &Arc<Self>, db: &str, job_id: i64) -> Result<JobInfo, String> {
         let path = canonical(db)?;
         self.register(&path, true);
+        lock(&self.unrecorded).remove(&(path.clone(), job_id));
         self.spawn(path.clone(), job_id);
         Ok(self.info(&path, job_id)?.unwrap_or(JobInfo {
             job_id,
@@ -129,6 +141,21 @@ impl Jobs {
         let path = canonical(db)?;
         let info = self.info(&path, job_id)?;
         if let Some(i) = &info {
+            let failure = lock(&self.unrecorded).get(&(path.clone(), job_id)).cloned();
+            if let Some(message) = failure.filter(|_| !uq_core::jobs::is_final(&i.status)) {
+                // Recorded as soon as the database takes writes again.
+                let recorded = store::open(&path).and_then(|conn| {
+                    write::finish(&conn, job_id, uq_core::jobs::FAILED, Some(&message))
+                });
+                if recorded.is_ok() {
+                    lock(&self.unrecorded).remove(&(path.clone(), job_id));
+                    return self.info(&path, job_id);
+                }
+                let mut i = i.clone();
+                i.status = uq_core::jobs::FAILED.into();
+                i.message = Some(message);
+                return Ok(Some(i));
+            }
             if !uq_core::jobs::is_final(&i.status) && !i.running_here {
                 self.register(&path, true);
                 self.spawn(path.clone(), job_id);
@@ -184,13 +211,24 @@ impl Jobs {
         let spawned = std::thread::Builder::new()
             .name(format!("uqd-job-{job_id}"))
             .spawn(move || {
-                let result = run::run_job(&me.engine, &me.llm, &path, job_id, &cancel, &mut |_| {});
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    run::run_job(&me.engine, &me.llm, &path, job_id, &cancel, &mut |_| {})
+                }))
+                .unwrap_or_else(|_| Err("internal error (panic) while running the job; please report it".into()));
                 match &result {
-                    Ok(status) => eprintln!("uqd: job {job_id} of {}: {status}", path.display()),
+                    Ok(status) => log(&format!("job {job_id} of {}: {status}", path.display())),
                     Err(e) => {
-                        eprintln!("uqd: job {job_id} of {}: {e}", path.display());
-                        if let Ok(conn) = store::open(&path) {
-                            let _ = write::finish(&conn, job_id, uq_core::jobs::FAILED, Some(e));
+                        let message = format!(
+                            "{e}. Fix the cause, then resume the job: uqd score {} --resume {job_id} (add --retry-errors to retry the rows in uq_job_error)",
+                            path.display()
+                        );
+                        log(&format!("job {job_id} of {} failed: {message}", path.display()));
+                        let recorded = store::open(&path).and_then(|conn| {
+                            write::finish(&conn, job_id, uq_core::jobs::FAILED, Some(&message))
+                        });
+                        if let Err(e2) = recorded {
+                            log(&format!("job {job_id}: cannot record the failure in {}: {e2}", path.display()));
+                            lock(&me.unrecorded).insert((path.clone(), job_id), message);
                         }
                     }
                 }

@@ -142,7 +142,19 @@ pub fn run_job(
             let meter = Arc::new(UsageMeter::default());
             let results = score_chunk(engine, llm, &spec, chunk, &meter);
             let usage: Usage = meter.get();
-            write::commit_chunk(&mut conn, run_id, &job, &spec, chunk, &results, &usage)?;
+            // A database file made read-only meanwhile fails this chunk: the open connection
+            // (and SQLite's reuse of its descriptors) would otherwise go on writing.
+            let committed = store::check_writable(db).and_then(|()| {
+                write::commit_chunk(&mut conn, run_id, &job, &spec, chunk, &results, &usage)
+            });
+            if let Err(e) = committed {
+                let first = chunk.first().map_or("", |r| r.key.as_str());
+                return Err(format!(
+                    "the chunk of {} rows from key {first:?} could not be committed ({e}); the {} rows committed before are kept",
+                    chunk.len(),
+                    progress.done
+                ));
+            }
             let rows_this_run = progress.rows_this_run + chunk.len();
             progress = write::progress(&conn, job_id)?;
             progress.rows_this_run = rows_this_run;

@@ -90,6 +90,38 @@ pub fn start(conn: &Connection, job_id: i64, total: i64) -> Result<(), String> {
     Ok(())
 }
 
+/// Reopens a failed job for a resume (`uqd score --resume`): its status becomes 'running' again.
+/// With `retry_errors`, its rows recorded in `uq_job_error` are forgotten, so the resume scores
+/// them again (after an LLM outage, say). Committed rows are kept either way.
+pub fn reopen(conn: &mut Connection, job_id: i64, retry_errors: bool) -> Result<(), String> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sql_err("reopen the job"))?;
+    tx.execute(
+        &format!(
+            "UPDATE uq_job SET status = 'running', message = NULL, finished_at = NULL, updated_at = {NOW} \
+             WHERE job_id = ?1 AND status = 'failed'"
+        ),
+        [job_id],
+    )
+    .map_err(sql_err("reopen the job"))?;
+    if retry_errors {
+        tx.execute("DELETE FROM uq_job_error WHERE job_id = ?1", [job_id])
+            .map_err(sql_err("forget the job's row errors"))?;
+        tx.execute(
+            &format!(
+                "UPDATE uq_job SET status = CASE WHEN status = 'done' THEN 'running' ELSE status END, \
+                 finished_at = CASE WHEN status = 'done' THEN NULL ELSE finished_at END, \
+                 errors = 0, done = (SELECT count(*) FROM uq_answer WHERE job_id = ?1), updated_at = {NOW} \
+                 WHERE job_id = ?1"
+            ),
+            [job_id],
+        )
+        .map_err(sql_err("forget the job's row errors"))?;
+    }
+    tx.commit().map_err(sql_err("reopen the job"))
+}
+
 /// The job's stored status.
 pub fn status(conn: &Connection, job_id: i64) -> Result<String, String> {
     conn.query_row("SELECT status FROM uq_job WHERE job_id = ?1", [job_id], |r| {
