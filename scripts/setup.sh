@@ -89,4 +89,23 @@ cargo build --release -p uqd
 (cd ext && cargo build --release)
 install -m 0755 target/release/uqd "$DIST/uqd"
 install -m 0755 ext/target/release/libuq0.so "$DIST/uq0.so"
+
+# 5. The NLI model's optimized variants (fused fp32, int8, fp16: `uqd models optimize`), made with
+#    ONNX Runtime's Python tools in a private environment, written to dist/models/variants/<key>
+#    (never into the model directory, which may be shared). Skipped when they are up to date.
+TOOLS=$ROOT/.cache/model-tools
+if [ ! -x "$TOOLS/bin/python3" ] || ! "$TOOLS/bin/python3" -c 'import onnxruntime, onnx, sympy' 2>/dev/null; then
+  say "making the model tools environment $TOOLS (onnxruntime $ORT_VERSION, onnx, sympy)"
+  rm -rf "$TOOLS"
+  python3 -m venv "$TOOLS" || { apt-get update -qq && apt-get install -y -qq python3-venv && python3 -m venv "$TOOLS"; }
+  "$TOOLS/bin/pip" install -q "$CACHE"/onnxruntime-$ORT_VERSION-*.whl "onnx==1.23.2" "sympy==1.14.0"
+fi
+if [ "${UQ_SKIP_OPTIMIZE:-}" = 1 ]; then
+  say "UQ_SKIP_OPTIMIZE=1: not optimizing the NLI model"
+elif "$DIST/uqd" models optimize "$DIST/models/nli" --check >/dev/null 2>&1; then
+  say "NLI variants up to date"
+else
+  say "optimizing the NLI model (fused fp32, int8, fp16)"
+  "$DIST/uqd" models optimize "$DIST/models/nli" --python "$TOOLS/bin/python3" >/dev/null
+fi
 say "ready: $DIST/uq0.so (entry point sqlite3_uq_init) and $DIST/uqd"

@@ -12,6 +12,7 @@ pub mod engine;
 pub mod generate;
 pub mod grade;
 pub mod jobs;
+pub mod models;
 pub mod pipeline;
 pub mod report;
 pub mod role_llms;

@@ -16,5 +16,5 @@ pub use calibration::{calibration, CalibrationArgs};
 pub use claims::{claims, ClaimsArgs, SampleUnits};
 pub use common::peak_rss_mb;
 pub use coverage::coverage_bench;
-pub use selfcheck::{selfcheck, SelfcheckArgs};
+pub use selfcheck::{compare_precisions, selfcheck, SelfcheckArgs};
 pub use table::{table, TableArgs};

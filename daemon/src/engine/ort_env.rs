@@ -52,14 +52,32 @@ pub fn init(lib: &Path) -> Result<Environment, String> {
     Ok(env.clone())
 }
 
-/// A session and the device it actually runs on ("cpu" or "cuda").
+/// A session, the device it actually runs on (`Cpu` or `Cuda`) and, when CUDA was asked for
+/// (`Auto` or `Cuda`) but not used, why.
 pub struct LoadedSession {
     pub session: Session,
     pub device: Device,
+    pub cuda_not_used: Option<String>,
 }
 
-/// Builds a session for `model` with `threads` intra-op threads. `Device::Cuda` tries the CUDA
-/// execution provider and falls back to the CPU, logging the reason to stderr.
+/// Why the CUDA execution provider cannot be used with the loaded ONNX Runtime, or `None` when
+/// the library has it (whether it then loads is known only when a session is built).
+pub fn cuda_missing(lib: &Path) -> Option<String> {
+    use ort::ep::ExecutionProvider;
+    match ort::ep::CUDA::is_available() {
+        Ok(true) => None,
+        Ok(false) => Some(format!(
+            "the ONNX Runtime library {} has no CUDA execution provider (it is the CPU build): on a machine where \
+             nvidia-smi works, `make setup` fetches onnxruntime-gpu and the CUDA libraries; or set UQ_ORT_LIB to \
+             the libonnxruntime.so of onnxruntime-gpu",
+            lib.display()
+        )),
+        Err(e) => Some(format!("cannot list ONNX Runtime's execution providers: {e}")),
+    }
+}
+
+/// Builds a session for `model` with `threads` intra-op threads. `Device::Cuda` and `Device::Auto`
+/// try the CUDA execution provider and fall back to the CPU, saying why in `cuda_not_used`.
 pub fn build_session(
     env: &Environment,
     model: &Path,
@@ -90,25 +108,30 @@ pub fn build_session(
             .map_err(|e| format!("cannot load ONNX model {}: {e}", model.display()))
     };
 
-    if device == Device::Cuda {
+    let mut cuda_not_used = None;
+    if device != Device::Cpu {
         let b = base()?;
         let cuda = ort::ep::CUDA::default().build().error_on_failure();
-        match b.with_execution_providers([cuda]) {
+        let why = match b.with_execution_providers([cuda]) {
             Ok(b) => match commit(b) {
                 Ok(session) => {
                     return Ok(LoadedSession {
                         session,
                         device: Device::Cuda,
+                        cuda_not_used: None,
                     })
                 }
-                Err(e) => eprintln!("uqd: CUDA unavailable ({e}), using CPU"),
+                Err(e) => e,
             },
-            Err(e) => eprintln!("uqd: CUDA unavailable ({}), using CPU", e.message()),
-        }
+            Err(e) => format!("the CUDA execution provider did not load: {}", e.message()),
+        };
+        eprintln!("uqd: CUDA not used ({why}); running on the CPU");
+        cuda_not_used = Some(why);
     }
     let session = commit(base()?)?;
     Ok(LoadedSession {
         session,
         device: Device::Cpu,
+        cuda_not_used,
     })
 }
