@@ -260,8 +260,6 @@ pub fn resolve_with(
             let d = exe_dir.join("models").join("embed");
             d.is_dir().then_some(d)
         });
-    let ort_lib = path_setting(cli.ort_lib, "UQ_ORT_LIB", file.ort_lib)
-        .unwrap_or_else(|| exe_dir.join("lib").join(ORT_LIB_NAME));
     let variants_dir = path_setting(cli.variants_dir, "UQ_VARIANTS_DIR", file.variants_dir)
         .unwrap_or_else(|| exe_dir.join("models").join("variants"));
     let cache_db = path_setting(cli.cache_db, "UQ_CACHE_DB", file.cache_db)
@@ -284,6 +282,15 @@ pub fn resolve_with(
             },
         },
     };
+    // The CUDA build that `make setup` fetches on a GPU machine, unless the device is cpu.
+    let ort_lib = path_setting(cli.ort_lib, "UQ_ORT_LIB", file.ort_lib).unwrap_or_else(|| {
+        let gpu = exe_dir.join("lib").join("gpu").join(ORT_LIB_NAME);
+        if device != Device::Cpu && gpu.is_file() {
+            gpu
+        } else {
+            exe_dir.join("lib").join(ORT_LIB_NAME)
+        }
+    });
     let precision = match cli.precision {
         Some(p) => Precision::parse(&p).map_err(|e| format!("--precision: {e}"))?,
         None => match env("UQ_PRECISION") {
@@ -469,6 +476,14 @@ mod tests {
         std::fs::create_dir_all(exe.join("models/embed")).unwrap();
         let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
         assert_eq!(c.embed_model, Some(exe.join("models/embed")));
+        // With the CUDA build of `make setup` present, auto and cuda use it, cpu does not.
+        std::fs::create_dir_all(exe.join("lib/gpu")).unwrap();
+        std::fs::write(exe.join("lib/gpu/libonnxruntime.so.1.31.1"), b"x").unwrap();
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(c.ort_lib, exe.join("lib/gpu/libonnxruntime.so.1.31.1"));
+        let cpu = CliOverrides { device: Some("cpu".into()), ..Default::default() };
+        let c = resolve(cpu, &env, &exe).unwrap();
+        assert_eq!(c.ort_lib, exe.join("lib/libonnxruntime.so.1.31.1"));
     }
 
     #[test]

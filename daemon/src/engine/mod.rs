@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::Serialize;
 use uq_core::protocol::NliProbs;
 
-use crate::config::{check_model_dir, Config, Device, Precision};
+use crate::config::{check_model_dir, Config, Device, Precision, DEFAULT_MAX_BATCH};
 use crate::models::variants::Variants;
 
 pub use batcher::EncodedWindow;
@@ -35,6 +35,9 @@ use onnx::OnnxModel;
 const SENTENCE_CACHE_BYTES: usize = 64 << 20;
 /// Ready token embeddings kept at most (bytes) before that cache is emptied.
 const TOKEN_CACHE_BYTES: usize = 256 << 20;
+
+/// Default NLI batch on CUDA (when `--max-batch` keeps its CPU default).
+pub const GPU_MAX_BATCH: usize = 64;
 
 /// What `ping` reports about the engine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,12 +90,20 @@ impl Engine {
         let device = model.device.as_str().to_string();
         let device_note = model.cuda_not_used.clone();
         let nli_file = model.path.clone();
+        // On CUDA the default batch is GPU_MAX_BATCH (a set --max-batch is kept); the windows in
+        // flight per call scale with it (4 batches).
+        let max_batch = if model.device == Device::Cuda && cfg.max_batch == DEFAULT_MAX_BATCH {
+            GPU_MAX_BATCH
+        } else {
+            cfg.max_batch
+        };
         // The embedding model runs where the NLI model ended up (no second CUDA attempt).
         let embed_cfg = Config {
             device: model.device,
+            max_batch,
             ..cfg.clone()
         };
-        let batcher = Batcher::start(model, cfg.max_batch, Duration::from_millis(cfg.max_wait_ms))?;
+        let batcher = Batcher::start(model, max_batch, Duration::from_millis(cfg.max_wait_ms))?;
         let embed = match &cfg.embed_model {
             Some(d) => Some(EmbedModel::load(&env, d, &embed_cfg)?),
             None => None,
@@ -112,7 +123,7 @@ impl Engine {
             precision: precision.as_str().to_string(),
             nli_file,
             threads: cfg.threads,
-            max_batch: cfg.max_batch.max(1),
+            max_batch: max_batch.max(1),
             pairs_computed: AtomicU64::new(0),
             windows_computed: AtomicU64::new(0),
         })
