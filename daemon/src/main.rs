@@ -101,6 +101,42 @@ enum ModelsCommand {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Load test of a daemon over its socket: N connections in several processes sending a mix
+    /// of uq_unit_scores requests (WikiBio passages) for S seconds; throughput, p50/p95/p99
+    /// latency, errors, the daemon's peak RSS and open fds. Starts a daemon on --socket (with
+    /// this environment) when none answers there, and stops it afterwards.
+    Load {
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
+        #[arg(long, default_value_t = 30.0)]
+        seconds: f64,
+        /// Worker processes the connections are spread over.
+        #[arg(long, default_value_t = 4)]
+        processes: usize,
+        #[arg(long, default_value = "../shared/data/selfcheck_wikibio_dev.jsonl")]
+        data: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+        /// Daemon socket (default: UQ_SOCKET, else the per-user default).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+    /// One worker process of `bench load` (internal).
+    #[command(hide = true)]
+    LoadWorker {
+        #[arg(long)]
+        socket: PathBuf,
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long)]
+        threads: usize,
+        #[arg(long)]
+        seconds: f64,
+        #[arg(long)]
+        samples: usize,
+        #[arg(long)]
+        seed: usize,
+    },
     /// A whole-table job (as uq_score_table runs it) over the SelfCheckGPT WikiBio passages
     /// loaded into a fresh database: rows/s, NLI pairs/s, peak RSS, and the speed-up of a second
     /// job on the warm caches.
@@ -506,6 +542,50 @@ fn run(command: Command) -> Result<ExitCode, String> {
             if runs.len() > 1 {
                 println!("{}", bench::compare_precisions(&runs));
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            which:
+                BenchCommand::Load {
+                    clients,
+                    seconds,
+                    processes,
+                    data,
+                    samples,
+                    socket,
+                },
+        } => {
+            let socket = socket_path(SocketArgs { socket });
+            bench::load(&bench::LoadArgs {
+                socket: &socket,
+                data: &data,
+                clients,
+                seconds,
+                samples,
+                processes,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            which:
+                BenchCommand::LoadWorker {
+                    socket,
+                    data,
+                    threads,
+                    seconds,
+                    samples,
+                    seed,
+                },
+        } => {
+            let args = bench::LoadArgs {
+                socket: &socket,
+                data: &data,
+                clients: threads,
+                seconds,
+                samples,
+                processes: 1,
+            };
+            bench::load_worker(&args, threads, seed)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench {

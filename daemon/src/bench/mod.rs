@@ -9,6 +9,7 @@ mod calibration;
 mod claims;
 mod common;
 mod coverage;
+mod load;
 mod selfcheck;
 mod table;
 
@@ -16,5 +17,6 @@ pub use calibration::{calibration, CalibrationArgs};
 pub use claims::{claims, ClaimsArgs, SampleUnits};
 pub use common::peak_rss_mb;
 pub use coverage::coverage_bench;
+pub use load::{load, worker as load_worker, LoadArgs};
 pub use selfcheck::{compare_precisions, selfcheck, SelfcheckArgs};
 pub use table::{table, TableArgs};
