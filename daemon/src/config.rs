@@ -20,9 +20,11 @@ pub const DEFAULT_EMBED_MAX_TOKENS: usize = 256;
 /// File name of the completion cache under the cache directory (`…/uqlite/completions.sqlite`).
 pub const CACHE_DB_NAME: &str = "completions.sqlite";
 
-/// Where the models run.
+/// Where the models run. `Auto` (the default) uses CUDA when it loads, else the CPU, and the
+/// engine says why CUDA was not used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Device {
+    Auto,
     Cpu,
     Cuda,
 }
@@ -30,19 +32,64 @@ pub enum Device {
 impl Device {
     pub fn parse(s: &str) -> Result<Device, String> {
         match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Device::Auto),
             "cpu" => Ok(Device::Cpu),
             "cuda" | "gpu" => Ok(Device::Cuda),
             other => Err(format!(
-                "unknown device {other:?}: valid devices are \"cpu\" and \"cuda\""
+                "unknown device {other:?}: valid devices are \"auto\", \"cpu\" and \"cuda\""
             )),
         }
     }
 
     pub fn as_str(&self) -> &'static str {
         match self {
+            Device::Auto => "auto",
             Device::Cpu => "cpu",
             Device::Cuda => "cuda",
         }
+    }
+}
+
+/// Which file of the NLI model runs (see `crate::models::variants`). `Auto`: int8 on the CPU
+/// when `uqd models optimize` wrote it, fp16 on CUDA when written, else fp32. `Original`: the
+/// model directory's own `model.onnx`, never a variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    Auto,
+    Original,
+    Fp32,
+    Int8,
+    Fp16,
+}
+
+impl Precision {
+    pub fn parse(s: &str) -> Result<Precision, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(Precision::Auto),
+            "original" => Ok(Precision::Original),
+            "fp32" => Ok(Precision::Fp32),
+            "int8" => Ok(Precision::Int8),
+            "fp16" => Ok(Precision::Fp16),
+            other => Err(format!(
+                "unknown precision {other:?}: valid precisions are \"auto\", \"fp32\", \"int8\", \"fp16\" and \"original\""
+            )),
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Precision::Auto => "auto",
+            Precision::Original => "original",
+            Precision::Fp32 => "fp32",
+            Precision::Int8 => "int8",
+            Precision::Fp16 => "fp16",
+        }
+    }
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -64,6 +111,11 @@ pub struct Config {
     /// Path of `libonnxruntime.so.1.31.1`.
     pub ort_lib: PathBuf,
     pub device: Device,
+    /// Which NLI model file runs (`--precision`).
+    pub precision: Precision,
+    /// Where `uqd models optimize` writes the variants of a model whose directory is not given as
+    /// `--out` (one subdirectory per model; default `<exe dir>/models/variants`).
+    pub variants_dir: PathBuf,
     /// Intra-op threads of each ONNX Runtime session.
     pub threads: usize,
     /// Maximum number of encoded windows per forward pass.
@@ -89,8 +141,11 @@ pub struct CliOverrides {
     pub nli_model: Option<PathBuf>,
     pub embed_model: Option<PathBuf>,
     pub ort_lib: Option<PathBuf>,
-    /// `--device cpu|cuda`
+    /// `--device auto|cpu|cuda`
     pub device: Option<String>,
+    /// `--precision auto|fp32|int8|fp16|original`
+    pub precision: Option<String>,
+    pub variants_dir: Option<PathBuf>,
     pub threads: Option<usize>,
     pub max_batch: Option<usize>,
     pub max_wait_ms: Option<u64>,
@@ -109,6 +164,8 @@ pub struct FileConfig {
     pub embed_model: Option<PathBuf>,
     pub ort_lib: Option<PathBuf>,
     pub device: Option<String>,
+    pub precision: Option<String>,
+    pub variants_dir: Option<PathBuf>,
     pub threads: Option<usize>,
     pub max_batch: Option<usize>,
     pub max_wait_ms: Option<u64>,
@@ -173,7 +230,7 @@ pub fn resolve_with(
             let f: FileConfig = serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "config file {} is not valid: {e} (valid keys: socket, nli_model, embed_model, ort_lib, device, \
-                     threads, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens, cache_db, local_llm)",
+                     precision, variants_dir, threads, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens, cache_db, local_llm)",
                     p.display()
                 )
             })?;
@@ -203,8 +260,8 @@ pub fn resolve_with(
             let d = exe_dir.join("models").join("embed");
             d.is_dir().then_some(d)
         });
-    let ort_lib = path_setting(cli.ort_lib, "UQ_ORT_LIB", file.ort_lib)
-        .unwrap_or_else(|| exe_dir.join("lib").join(ORT_LIB_NAME));
+    let variants_dir = path_setting(cli.variants_dir, "UQ_VARIANTS_DIR", file.variants_dir)
+        .unwrap_or_else(|| exe_dir.join("models").join("variants"));
     let cache_db = path_setting(cli.cache_db, "UQ_CACHE_DB", file.cache_db)
         .unwrap_or_else(|| default_cache_db(&env));
     let local_llm =
@@ -221,7 +278,28 @@ pub fn resolve_with(
             Some(d) => Device::parse(&d).map_err(|e| format!("UQ_DEVICE: {e}"))?,
             None => match file.device {
                 Some(d) => Device::parse(&d).map_err(|e| format!("config file device: {e}"))?,
-                None => Device::Cpu,
+                None => Device::Auto,
+            },
+        },
+    };
+    // The CUDA build that `make setup` fetches on a GPU machine, unless the device is cpu.
+    let ort_lib = path_setting(cli.ort_lib, "UQ_ORT_LIB", file.ort_lib).unwrap_or_else(|| {
+        let gpu = exe_dir.join("lib").join("gpu").join(ORT_LIB_NAME);
+        if device != Device::Cpu && gpu.is_file() {
+            gpu
+        } else {
+            exe_dir.join("lib").join(ORT_LIB_NAME)
+        }
+    });
+    let precision = match cli.precision {
+        Some(p) => Precision::parse(&p).map_err(|e| format!("--precision: {e}"))?,
+        None => match env("UQ_PRECISION") {
+            Some(p) => Precision::parse(&p).map_err(|e| format!("UQ_PRECISION: {e}"))?,
+            None => match file.precision {
+                Some(p) => {
+                    Precision::parse(&p).map_err(|e| format!("config file precision: {e}"))?
+                }
+                None => Precision::Auto,
             },
         },
     };
@@ -290,6 +368,8 @@ pub fn resolve_with(
         embed_model,
         ort_lib,
         device,
+        precision,
+        variants_dir,
         threads,
         max_batch,
         max_wait_ms,
@@ -385,7 +465,9 @@ mod tests {
         assert_eq!(c.nli_model, exe.join("models/nli"));
         assert_eq!(c.embed_model, None, "embed dir absent -> None");
         assert_eq!(c.ort_lib, exe.join("lib/libonnxruntime.so.1.31.1"));
-        assert_eq!(c.device, Device::Cpu);
+        assert_eq!(c.device, Device::Auto);
+        assert_eq!(c.precision, Precision::Auto);
+        assert_eq!(c.variants_dir, exe.join("models/variants"));
         assert_eq!(c.max_batch, DEFAULT_MAX_BATCH);
         assert_eq!(c.max_wait_ms, DEFAULT_MAX_WAIT_MS);
         assert_eq!(c.nli_max_tokens, None);
@@ -394,6 +476,14 @@ mod tests {
         std::fs::create_dir_all(exe.join("models/embed")).unwrap();
         let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
         assert_eq!(c.embed_model, Some(exe.join("models/embed")));
+        // With the CUDA build of `make setup` present, auto and cuda use it, cpu does not.
+        std::fs::create_dir_all(exe.join("lib/gpu")).unwrap();
+        std::fs::write(exe.join("lib/gpu/libonnxruntime.so.1.31.1"), b"x").unwrap();
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(c.ort_lib, exe.join("lib/gpu/libonnxruntime.so.1.31.1"));
+        let cpu = CliOverrides { device: Some("cpu".into()), ..Default::default() };
+        let c = resolve(cpu, &env, &exe).unwrap();
+        assert_eq!(c.ort_lib, exe.join("lib/libonnxruntime.so.1.31.1"));
     }
 
     #[test]
@@ -535,6 +625,14 @@ mod tests {
         env.insert("UQ_DEVICE", "tpu".into());
         let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
         assert!(e.contains("tpu") && e.contains("cuda"), "{e}");
+        env.clear();
+        env.insert("UQ_PRECISION", "int4".into());
+        let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
+        assert!(e.contains("UQ_PRECISION") && e.contains("int4") && e.contains("int8"), "{e}");
+        env.insert("UQ_PRECISION", "INT8".into());
+        assert_eq!(resolve(CliOverrides::default(), &env, &exe).unwrap().precision, Precision::Int8);
+        let cli = CliOverrides { precision: Some("fp16".into()), ..Default::default() };
+        assert_eq!(resolve(cli, &env, &exe).unwrap().precision, Precision::Fp16);
         env.clear();
         let f = exe.join("bad.json");
         std::fs::write(&f, r#"{"max_batchh": 3}"#).unwrap();

@@ -13,6 +13,7 @@ pub mod generate;
 pub mod grade;
 pub mod hub;
 pub mod jobs;
+pub mod models;
 pub mod pipeline;
 pub mod report;
 pub mod role_llms;

@@ -66,7 +66,7 @@ enum Command {
         #[command(flatten)]
         config: ConfigArgs,
     },
-    /// Models from a Hugging Face-compatible hub (HF_ENDPOINT, HF_TOKEN).
+    /// Model preparation: download from a hub, optimize into fused / int8 / fp16 variants.
     Models {
         #[command(subcommand)]
         which: ModelsCommand,
@@ -101,10 +101,68 @@ enum ModelsCommand {
         #[arg(long)]
         onnx_file: Option<String>,
     },
+    /// Write the optimized variants of the NLI model in DIR: model_opt.onnx (fp32, fused by ONNX
+    /// Runtime's transformer optimizer for the family in config.json `model_type`),
+    /// model_opt_int8.onnx (dynamic int8) and model_opt_fp16.onnx, with variants.json. They go to
+    /// --out, else to <variants dir>/<model key>, where `--precision` finds them.
+    Optimize {
+        /// Model directory (model.onnx, tokenizer.json, config.json).
+        dir: PathBuf,
+        /// Output directory (e.g. DIR itself to write beside model.onnx).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// python3 with onnxruntime, onnx and sympy; also UQ_MODEL_PYTHON
+        /// (default: the environment `make setup` makes in .cache/model-tools).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Directory of the variants of every model; also UQ_VARIANTS_DIR
+        /// (default: <exe dir>/models/variants).
+        #[arg(long)]
+        variants_dir: Option<PathBuf>,
+        /// Only check: print where up-to-date variants of DIR are and exit 0, else exit 1.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Load test of a daemon over its socket: N connections in several processes sending a mix
+    /// of uq_unit_scores requests (WikiBio passages) for S seconds; throughput, p50/p95/p99
+    /// latency, errors, the daemon's peak RSS and open fds. Starts a daemon on --socket (with
+    /// this environment) when none answers there, and stops it afterwards.
+    Load {
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
+        #[arg(long, default_value_t = 30.0)]
+        seconds: f64,
+        /// Worker processes the connections are spread over.
+        #[arg(long, default_value_t = 4)]
+        processes: usize,
+        #[arg(long, default_value = "../shared/data/selfcheck_wikibio_dev.jsonl")]
+        data: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        samples: usize,
+        /// Daemon socket (default: UQ_SOCKET, else the per-user default).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+    },
+    /// One worker process of `bench load` (internal).
+    #[command(hide = true)]
+    LoadWorker {
+        #[arg(long)]
+        socket: PathBuf,
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long)]
+        threads: usize,
+        #[arg(long)]
+        seconds: f64,
+        #[arg(long)]
+        samples: usize,
+        #[arg(long)]
+        seed: usize,
+    },
     /// A whole-table job (as uq_score_table runs it) over the SelfCheckGPT WikiBio passages
     /// loaded into a fresh database: rows/s, NLI pairs/s, peak RSS, and the speed-up of a second
     /// job on the warm caches.
@@ -248,7 +306,7 @@ struct SocketArgs {
     socket: Option<PathBuf>,
 }
 
-#[derive(Args)]
+#[derive(Args, Clone)]
 struct ConfigArgs {
     /// JSON config file (keys as the flags, in snake_case); also UQ_CONFIG.
     #[arg(long)]
@@ -264,9 +322,18 @@ struct ConfigArgs {
     /// Path of libonnxruntime.so; also UQ_ORT_LIB.
     #[arg(long)]
     ort_lib: Option<PathBuf>,
-    /// cpu or cuda (falls back to cpu with a logged reason); also UQ_DEVICE.
+    /// auto (default: CUDA when it loads, else the CPU, saying why), cpu or cuda (falls back to
+    /// the CPU, saying why); also UQ_DEVICE.
     #[arg(long)]
     device: Option<String>,
+    /// NLI model file: auto (int8 on the CPU, fp16 on CUDA, when `uqd models optimize` wrote
+    /// them), fp32 (the optimized graph), int8, fp16 or original (model.onnx); also UQ_PRECISION.
+    /// `uqd bench selfcheck` takes a comma-separated list and runs once per precision.
+    #[arg(long)]
+    precision: Option<String>,
+    /// Directory of the models' optimized variants (`uqd models optimize`); also UQ_VARIANTS_DIR.
+    #[arg(long)]
+    variants_dir: Option<PathBuf>,
     #[arg(long)]
     threads: Option<usize>,
     #[arg(long)]
@@ -296,6 +363,8 @@ impl ConfigArgs {
             embed_model: self.embed_model,
             ort_lib: self.ort_lib,
             device: self.device,
+            precision: self.precision,
+            variants_dir: self.variants_dir,
             threads: self.threads,
             max_batch: self.max_batch,
             max_wait_ms: self.max_wait_ms,
@@ -428,6 +497,58 @@ fn run(command: Command) -> Result<ExitCode, String> {
             println!("{}", dir.display());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Models {
+            which:
+                ModelsCommand::Optimize {
+                    dir,
+                    out,
+                    python,
+                    variants_dir,
+                    check,
+                },
+        } => {
+            let config = Config::resolve(CliOverrides {
+                variants_dir,
+                ..Default::default()
+            })?;
+            if check {
+                let v = uqd::models::variants::Variants::find(&dir, &config.variants_dir);
+                return Ok(match v.dir {
+                    Some(d) => {
+                        println!("{}", d.display());
+                        ExitCode::SUCCESS
+                    }
+                    None => {
+                        eprintln!(
+                            "uqd: no up-to-date variants of {}{}",
+                            dir.display(),
+                            v.note.map(|n| format!(" ({n})")).unwrap_or_default()
+                        );
+                        ExitCode::FAILURE
+                    }
+                });
+            }
+            let exe_dir = std::env::current_exe()
+                .ok()
+                .and_then(|p| p.canonicalize().ok())
+                .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+                .unwrap_or_else(|| PathBuf::from("."));
+            let python = python.or_else(|| {
+                std::env::var_os("UQ_MODEL_PYTHON")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            });
+            let python = uqd::models::optimize::find_python(python, &exe_dir)?;
+            eprintln!("uqd: optimizing {} with {}", dir.display(), python.display());
+            let line = uqd::models::optimize::optimize(
+                &dir,
+                out.as_deref(),
+                &config.variants_dir,
+                &python,
+            )?;
+            println!("{line}");
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Report { db, out } => {
             let written = uqd::report::report(&db, out.as_deref())?;
             for note in &written.notes {
@@ -476,16 +597,89 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     config,
                 },
         } => {
-            let (config, engine, llm) = bench_setup(config, samples)?;
-            let args = bench::SelfcheckArgs {
-                data: &data,
-                samples,
-                clients,
-                limit,
-                scorers: scorers.as_deref(),
-                max_batch: config.max_batch,
+            // --precision (or UQ_PRECISION) may list several precisions: one run each.
+            let list = config
+                .precision
+                .clone()
+                .or_else(|| std::env::var("UQ_PRECISION").ok().filter(|v| !v.trim().is_empty()));
+            let precisions: Vec<Option<String>> = match list {
+                Some(l) => l
+                    .split(',')
+                    .map(|p| p.trim())
+                    .filter(|p| !p.is_empty())
+                    .map(|p| Some(p.to_string()))
+                    .collect(),
+                None => vec![None],
             };
-            bench::selfcheck(&engine, &llm, &args)?;
+            if precisions.is_empty() {
+                return Err("--precision is empty: give auto, fp32, int8, fp16 or original (or a comma-separated list)".into());
+            }
+            let mut runs = Vec::new();
+            for p in precisions {
+                let (config, engine, llm) = bench_setup(
+                    ConfigArgs {
+                        precision: p,
+                        ..config.clone()
+                    },
+                    samples,
+                )?;
+                let args = bench::SelfcheckArgs {
+                    data: &data,
+                    samples,
+                    clients,
+                    limit,
+                    scorers: scorers.as_deref(),
+                    max_batch: config.max_batch,
+                };
+                runs.push(bench::selfcheck(&engine, &llm, &args)?);
+            }
+            if runs.len() > 1 {
+                println!("{}", bench::compare_precisions(&runs));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            which:
+                BenchCommand::Load {
+                    clients,
+                    seconds,
+                    processes,
+                    data,
+                    samples,
+                    socket,
+                },
+        } => {
+            let socket = socket_path(SocketArgs { socket });
+            bench::load(&bench::LoadArgs {
+                socket: &socket,
+                data: &data,
+                clients,
+                seconds,
+                samples,
+                processes,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            which:
+                BenchCommand::LoadWorker {
+                    socket,
+                    data,
+                    threads,
+                    seconds,
+                    samples,
+                    seed,
+                },
+        } => {
+            let args = bench::LoadArgs {
+                socket: &socket,
+                data: &data,
+                clients: threads,
+                seconds,
+                samples,
+                processes: 1,
+            };
+            bench::load_worker(&args, threads, seed)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench {

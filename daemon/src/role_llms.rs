@@ -387,6 +387,8 @@ impl LlmService {
                 let d = LlmSettings::default();
                 let settings = LlmSettings {
                     base_url: cfg.base_url.clone().unwrap_or(d.base_url),
+                    replicas: cfg.replicas.clone(),
+                    replica_retry_ms: cfg.replica_retry_ms.unwrap_or(d.replica_retry_ms),
                     model: cfg.model.clone().unwrap_or(d.model),
                     api_key_env: cfg.api_key_env.clone().unwrap_or(d.api_key_env),
                     temperature: cfg.temperature.unwrap_or(d.temperature),
@@ -402,9 +404,13 @@ impl LlmService {
                     logprobs: cfg.logprobs.unwrap_or(d.logprobs),
                 };
                 let label = format!(
-                    "openai {} at {}",
+                    "openai {} at {}{}",
                     settings.model,
-                    settings.base_url.trim_end_matches('/')
+                    settings.base_url.trim_end_matches('/'),
+                    match settings.replicas.len() {
+                        0 => String::new(),
+                        n => format!(" (+{n} replicas)"),
+                    }
                 );
                 let max_tokens = settings.max_tokens;
                 // reqwest's client is built inside the runtime it will run on.

@@ -74,6 +74,11 @@ fn debug_text() -> String {
             line("nli model", &p.nli_model);
             line("embed model", &p.embed_model.as_deref().unwrap_or("(none)"));
             line("device", &p.device);
+            if let Some(n) = &p.device_note {
+                line("cuda not used", n);
+            }
+            line("nli file", &p.nli_file.as_deref().unwrap_or("(unknown)"));
+            line("precision", &p.precision.as_deref().unwrap_or("(unknown)"));
             line("threads", &p.threads);
             line("labels", &p.labels.join(", "));
             line("nli cache entries", &p.nli_cache_entries);

@@ -56,6 +56,11 @@ fn version_sentences_and_debug() {
         after.contains("cpu") || after.contains("cuda"),
         "debug lacks the device: {after}"
     );
+    // Which NLI file runs: make setup optimizes the default model, and auto runs int8 on the CPU.
+    assert!(
+        after.contains("precision: int8") && after.contains("model_opt_int8.onnx"),
+        "debug lacks the NLI file and precision: {after}"
+    );
 }
 
 #[test]

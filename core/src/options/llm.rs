@@ -90,6 +90,7 @@ pub const LLM_CONFIG_KEYS: &[&str] = &[
     "requests_per_minute",
     "tokens_per_minute",
     "logprobs",
+    "replica_retry_ms",
 ];
 
 /// One LLM config object (docs/reference.md, "LLM config"). Every key is optional: `None` keeps
@@ -100,7 +101,11 @@ pub const LLM_CONFIG_KEYS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LlmConfig {
     pub backend: LlmBackendKind,
+    /// The first (or only) URL of `base_url`.
     pub base_url: Option<String>,
+    /// The other URLs when `base_url` is an array of replicas.
+    pub replicas: Vec<String>,
+    pub replica_retry_ms: Option<u64>,
     pub model: Option<String>,
     /// `None`: key absent (the client's default variable, `OPENAI_API_KEY`); `Some(None)`: JSON
     /// null (send no Authorization header); `Some(Some(var))`: read the key from `var`.
@@ -196,7 +201,33 @@ pub fn parse_llm_config(name: &str, v: &Value) -> Result<LlmConfig, String> {
                     }
                 }
             }
-            "base_url" => c.base_url = Some(string("\"https://api.openai.com/v1\"")?),
+            "base_url" => match val {
+                // Several replicas of one model: ["http://gpu1:8000/v1", "http://gpu2:8000/v1"].
+                Value::Array(items) => {
+                    let mut urls = Vec::with_capacity(items.len());
+                    for (i, item) in items.iter().enumerate() {
+                        match item.as_str() {
+                            Some(u) if !u.trim().is_empty() => urls.push(u.trim().to_string()),
+                            _ => {
+                                return Err(format!(
+                                    "option {full}[{i}] must be a URL string, e.g. \"{k}\":[\"http://gpu1:8000/v1\", \
+                                     \"http://gpu2:8000/v1\"]; got {}",
+                                    type_name(item)
+                                ))
+                            }
+                        }
+                    }
+                    if urls.is_empty() {
+                        return Err(format!(
+                            "option {full} is an empty array: give one URL, or an array of the replicas' URLs"
+                        ));
+                    }
+                    c.base_url = Some(urls.remove(0));
+                    c.replicas = urls;
+                }
+                _ => c.base_url = Some(string("\"https://api.openai.com/v1\"")?),
+            },
+            "replica_retry_ms" => c.replica_retry_ms = Some(integer(1, 3_600_000, "30000")?),
             "model" => c.model = Some(string("\"gpt-4o-mini\"")?),
             "api_key_env" => c.api_key_env = Some(Some(string("\"OPENAI_API_KEY\"")?)),
             "temperature" => {

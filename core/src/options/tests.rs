@@ -619,3 +619,23 @@ fn calibration_holds_a_model_per_scorer() {
     }))
     .is_ok());
 }
+
+#[test]
+fn base_url_lists_replicas() {
+    let c = parse_llm_config(
+        "llm",
+        &json!({"backend": "openai", "base_url": ["http://a:8000/v1", " http://b:8000/v1 "], "replica_retry_ms": 500}),
+    )
+    .unwrap();
+    assert_eq!(c.base_url.as_deref(), Some("http://a:8000/v1"));
+    assert_eq!(c.replicas, vec!["http://b:8000/v1".to_string()]);
+    assert_eq!(c.replica_retry_ms, Some(500));
+    let one = parse_llm_config("llm", &json!({"base_url": "http://a:8000/v1"})).unwrap();
+    assert!(one.replicas.is_empty());
+    let e = parse_llm_config("llm", &json!({"base_url": []})).unwrap_err();
+    assert!(e.contains("llm.base_url") && e.contains("empty array"), "{e}");
+    let e = parse_llm_config("judge_llm", &json!({"base_url": ["http://a/v1", 3]})).unwrap_err();
+    assert!(e.contains("judge_llm.base_url[1]") && e.contains("URL string"), "{e}");
+    let e = parse_llm_config("llm", &json!({"replica_retry_ms": 0})).unwrap_err();
+    assert!(e.contains("replica_retry_ms"), "{e}");
+}

@@ -113,7 +113,13 @@ pub struct Completion {
 #[serde(default)]
 pub struct LlmSettings {
     /// e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8000/v1` (no `/chat/completions`).
+    /// The completion cache knows the LLM by this URL, whatever replica answers.
     pub base_url: String,
+    /// More replicas of the same model (e.g. vLLM servers): each attempt goes to the least
+    /// loaded healthy one of `base_url` and these (see `crate::replicas`).
+    pub replicas: Vec<String>,
+    /// How long a replica that failed stays out before it is tried again (ms).
+    pub replica_retry_ms: u64,
     pub model: String,
     /// Name of the environment variable holding the API key; `None` sends no Authorization.
     pub api_key_env: Option<String>,
@@ -140,6 +146,8 @@ impl Default for LlmSettings {
     fn default() -> Self {
         LlmSettings {
             base_url: "https://api.openai.com/v1".into(),
+            replicas: Vec::new(),
+            replica_retry_ms: 30_000,
             model: "gpt-4o-mini".into(),
             api_key_env: Some("OPENAI_API_KEY".into()),
             temperature: 1.0,

@@ -23,6 +23,7 @@ pub mod local;
 pub mod openai;
 pub mod parse;
 pub mod prompts;
+pub mod replicas;
 pub mod reply;
 pub mod sampling;
 

@@ -19,6 +19,7 @@ use crate::client::{
 };
 use crate::error::{snippet, LlmError};
 use crate::limiter::{estimate_tokens, RateLimiter};
+use crate::replicas::Replicas;
 use crate::reply::{parse_reply, ParsedReply};
 
 /// Most retries a setting may ask for (bounded so that a call always ends).
@@ -37,6 +38,7 @@ pub fn install_crypto_provider() {
 pub struct OpenAiClient {
     settings: LlmSettings,
     url: String,
+    replicas: Replicas,
     api_key: Option<String>,
     http: reqwest::Client,
     permits: Semaphore,
@@ -90,7 +92,11 @@ impl OpenAiClient {
             "{}/chat/completions",
             settings.base_url.trim_end_matches('/')
         );
+        let mut bases = vec![settings.base_url.clone()];
+        bases.extend(settings.replicas.iter().cloned());
+        let replicas = Replicas::new(&bases, Duration::from_millis(settings.replica_retry_ms));
         Ok(OpenAiClient {
+            replicas,
             permits: Semaphore::new(settings.concurrency),
             limiter: RateLimiter::new(settings.requests_per_minute, settings.tokens_per_minute),
             total: std::sync::Mutex::new(Usage::default()),
@@ -122,9 +128,14 @@ impl OpenAiClient {
         }
     }
 
-    /// The full endpoint URL.
+    /// The full endpoint URL (of the first replica).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The replicas taken out after failing, until their `replica_retry_ms` is over.
+    pub fn replicas_down(&self) -> Vec<String> {
+        self.replicas.down().into_iter().map(str::to_string).collect()
     }
 
     fn body(&self, req: &ChatRequest, n: usize, seed: Option<u64>) -> Value {
@@ -171,19 +182,25 @@ impl OpenAiClient {
         let prompt_chars = req.user.len() + req.system.as_ref().map_or(0, String::len);
         let estimate = estimate_tokens(prompt_chars) + u64::from(p.max_tokens) * n as u64;
         let attempts = self.settings.max_retries + 1;
+        // Moving to another healthy replica after a failure does not use up a retry, at most
+        // once per other replica.
+        let mut free_failovers = self.replicas.len() - 1;
         let mut last = String::new();
-        for attempt in 0..attempts {
+        let mut attempt = 0;
+        while attempt < attempts {
             self.limiter.acquire(estimate).await;
-            let outcome = {
+            let (replica, outcome) = {
                 let _permit = self
                     .permits
                     .acquire()
                     .await
                     .map_err(|_| LlmError::Config("the client was shut down".into()))?;
-                self.attempt(&body, p.logprobs).await
+                let (i, _in_flight) = self.replicas.pick();
+                (i, self.attempt(&body, p.logprobs, self.replicas.url(i)).await)
             };
             match outcome {
                 Attempt::Done(mut reply) => {
+                    self.replicas.succeeded(replica);
                     reply.usage.requests = 1;
                     match self.total.lock() {
                         Ok(mut t) => t.add(&reply.usage),
@@ -200,24 +217,37 @@ impl OpenAiClient {
                     reason,
                     retry_after,
                 } => {
-                    last = reason;
+                    last = if self.replicas.len() > 1 {
+                        format!("{}: {reason}", self.replicas.url(replica))
+                    } else {
+                        reason
+                    };
+                    if self.replicas.failed(replica) && free_failovers > 0 {
+                        free_failovers -= 1;
+                        continue;
+                    }
                     if attempt + 1 < attempts {
                         tokio::time::sleep(retry_after.unwrap_or_else(|| jittered(attempt))).await;
                     }
+                    attempt += 1;
                 }
             }
         }
+        let target = if self.replicas.len() > 1 {
+            format!("{} replicas of {}", self.replicas.len(), self.settings.model)
+        } else {
+            format!("POST {}", self.url)
+        };
         Err(LlmError::RetriesExhausted(format!(
-            "POST {} failed after {attempts} attempts; last error: {last}. Fix: check that the server is up and \
+            "{target} failed after {attempts} attempts; last error: {last}. Fix: check that the server is up and \
              healthy, lower concurrency or requests_per_minute/tokens_per_minute if rate limited, or raise \
-             max_retries / timeout_ms",
-            self.url
+             max_retries / timeout_ms"
         )))
     }
 
-    async fn attempt(&self, body: &Value, want_logprobs: bool) -> Attempt {
+    async fn attempt(&self, body: &Value, want_logprobs: bool, url: &str) -> Attempt {
         let timeout = Duration::from_millis(self.settings.timeout_ms);
-        let mut rb = self.http.post(&self.url).timeout(timeout).json(body);
+        let mut rb = self.http.post(url).timeout(timeout).json(body);
         if let Some(key) = &self.api_key {
             rb = rb.bearer_auth(key);
         }
@@ -238,7 +268,7 @@ impl OpenAiClient {
             Ok(Err(e)) if e.is_builder() => {
                 return Attempt::Fail(LlmError::Config(format!(
                     "cannot build a request to {}: {e}",
-                    self.url
+                    url
                 )))
             }
             Ok(Err(e)) => {
@@ -265,12 +295,12 @@ impl OpenAiClient {
                 },
                 Err(p) if p.refusal => Attempt::Fail(LlmError::Refusal(format!(
                     "POST {}: {}",
-                    self.url,
+                    url,
                     self.redact(&p.message)
                 ))),
                 Err(p) => Attempt::Fail(LlmError::Reply(format!(
                     "POST {}: {}",
-                    self.url,
+                    url,
                     self.redact(&p.message)
                 ))),
             };
@@ -304,7 +334,7 @@ impl OpenAiClient {
             status: code,
             message: format!(
                 "POST {} → HTTP {status}: {body_snip}. Fix: {hint}",
-                self.url
+                url
             ),
         })
     }
@@ -448,19 +478,25 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 fn validate(s: &LlmSettings) -> Result<(), LlmError> {
     let bad = |m: String| Err(LlmError::Config(m));
-    if !(s.base_url.starts_with("http://") || s.base_url.starts_with("https://")) {
-        return bad(format!(
-            "base_url {:?} must start with http:// or https:// (e.g. https://api.openai.com/v1)",
-            s.base_url
-        ));
+    for base_url in std::iter::once(&s.base_url).chain(&s.replicas) {
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return bad(format!(
+                "base_url {base_url:?} must start with http:// or https:// (e.g. https://api.openai.com/v1)"
+            ));
+        }
+        if base_url
+            .trim_end_matches('/')
+            .ends_with("/chat/completions")
+        {
+            return bad(format!(
+                "base_url {base_url:?} must not include /chat/completions: give the /v1 root"
+            ));
+        }
     }
-    if s.base_url
-        .trim_end_matches('/')
-        .ends_with("/chat/completions")
-    {
+    if s.replica_retry_ms == 0 || s.replica_retry_ms > 3_600_000 {
         return bad(format!(
-            "base_url {:?} must not include /chat/completions: give the /v1 root",
-            s.base_url
+            "replica_retry_ms {} must be between 1 and 3600000 (one hour)",
+            s.replica_retry_ms
         ));
     }
     if s.model.trim().is_empty() {

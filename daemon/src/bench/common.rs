@@ -155,8 +155,15 @@ pub fn measure(
         "cache_speedup": round(first_wall / second_wall.max(1e-9)),
         "cached_identical": max_diff <= 1e-6,
         "cached_max_abs_diff": max_diff,
+        "path_vs_raw": raw_pairs_per_s
+            .filter(|_| nli_pairs > 0)
+            .map(|raw| round(nli_pairs as f64 / nli_wall / raw)),
         "peak_rss_mb": round(peak_rss_mb()),
+        "rss_mb": round(status_mb("VmRSS:")),
         "device": engine.info().device,
+        "device_note": engine.info().device_note,
+        "precision": engine.info().precision,
+        "nli_file": engine.info().nli_file,
         "threads": engine.info().threads,
         "max_batch": run.max_batch,
     });
@@ -334,10 +341,15 @@ fn raw_throughput(
 
 /// Peak resident set size of this process (VmHWM), in MB.
 pub fn peak_rss_mb() -> f64 {
+    status_mb("VmHWM:")
+}
+
+/// A memory figure of /proc/self/status (`field` e.g. "VmRSS:"), in MB.
+pub fn status_mb(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+            s.lines().find(|l| l.starts_with(field)).and_then(|l| {
                 l.split_whitespace()
                     .nth(1)
                     .and_then(|kb| kb.parse::<f64>().ok())

@@ -36,10 +36,15 @@ pub struct SelfcheckArgs<'a> {
     pub scorers: Option<&'a str>,
 }
 
-/// Runs the benchmark and prints its JSON lines to stdout (progress goes to stderr).
+/// Runs the benchmark and prints its JSON lines to stdout (progress goes to stderr); returns
+/// them too (for `compare_precisions`).
 /// The LLM-judged scorers are left out (they need a question and an LLM, which the dataset run
 /// does not have); `llm` is only passed through the pipeline.
-pub fn selfcheck(engine: &Engine, llm: &LlmService, args: &SelfcheckArgs) -> Result<(), String> {
+pub fn selfcheck(
+    engine: &Engine,
+    llm: &LlmService,
+    args: &SelfcheckArgs,
+) -> Result<Vec<Value>, String> {
     let passages = load(args.data, args.limit)?;
     if let Some(p) = passages
         .iter()
@@ -77,14 +82,70 @@ pub fn selfcheck(engine: &Engine, llm: &LlmService, args: &SelfcheckArgs) -> Res
     };
     let mut measured = measure(engine, llm, &jobs, &run, &model_scorers)?;
 
+    let precision = engine.info().precision;
+    let mut lines = Vec::new();
     for &scorer in &model_scorers {
-        println!("{}", evaluate(scorer, &passages, &measured.results));
+        let mut line = evaluate(scorer, &passages, &measured.results);
+        line["precision"] = json!(precision);
+        println!("{line}");
+        lines.push(line);
     }
     measured
         .summary
         .insert("passages".into(), json!(passages.len()));
-    println!("{}", Value::Object(measured.summary));
-    Ok(())
+    let summary = Value::Object(measured.summary);
+    println!("{summary}");
+    lines.push(summary);
+    Ok(lines)
+}
+
+/// One line comparing the runs of several precisions (each the lines `selfcheck` returned):
+/// per precision its NLI pairs/s, raw ceiling and peak RSS, and per scorer its AUROC and the
+/// change against the first run's.
+pub fn compare_precisions(runs: &[Vec<Value>]) -> Value {
+    let summary = |run: &[Value]| run.iter().find(|l| l["summary"] == json!(true)).cloned();
+    let auroc = |run: &[Value], scorer: &str| {
+        run.iter()
+            .find(|l| l["scorer"] == json!(scorer))
+            .and_then(|l| l["auroc"].as_f64())
+    };
+    let base = &runs[0];
+    let base_name = summary(base).map(|s| s["precision"].clone()).unwrap_or(Value::Null);
+    let mut variants = Vec::new();
+    for run in runs {
+        let s = summary(run).unwrap_or(Value::Null);
+        let mut per_scorer = serde_json::Map::new();
+        for l in run.iter().filter(|l| l["scorer"].is_string()) {
+            let name = l["scorer"].as_str().unwrap_or_default();
+            let a = l["auroc"].as_f64();
+            let d = a.zip(auroc(base, name)).map(|(a, b)| round(a - b));
+            per_scorer.insert(name.into(), json!({"auroc": a, "delta": d}));
+        }
+        variants.push(json!({
+            "precision": s["precision"],
+            "nli_file": s["nli_file"],
+            "nli_pairs_per_s": s["nli_pairs_per_s"],
+            "raw_nli_pairs_per_s": s["raw_nli_pairs_per_s"],
+            "path_vs_raw": s["path_vs_raw"],
+            "rss_mb": s["rss_mb"],
+            "scorers": per_scorer,
+        }));
+    }
+    let max_loss = runs[1..]
+        .iter()
+        .flat_map(|run| {
+            run.iter().filter_map(|l| {
+                let name = l["scorer"].as_str()?;
+                Some(auroc(base, name)? - l["auroc"].as_f64()?)
+            })
+        })
+        .fold(f64::NEG_INFINITY, f64::max);
+    json!({
+        "precision_comparison": true,
+        "baseline": base_name,
+        "max_auroc_loss_vs_baseline": max_loss.is_finite().then(|| round(max_loss)),
+        "variants": variants,
+    })
 }
 
 fn load(path: &Path, limit: Option<usize>) -> Result<Vec<Passage>, String> {

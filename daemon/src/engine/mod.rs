@@ -21,7 +21,8 @@ use std::time::Duration;
 use serde::Serialize;
 use uq_core::protocol::NliProbs;
 
-use crate::config::{check_model_dir, Config};
+use crate::config::{check_model_dir, Config, Device, Precision, DEFAULT_MAX_BATCH};
+use crate::models::variants::Variants;
 
 pub use batcher::EncodedWindow;
 use batcher::{Batcher, Job};
@@ -38,6 +39,9 @@ const TOKEN_CACHE_BYTES: usize = 256 << 20;
 /// is emptied: memory stays bounded in a long-running daemon.
 pub const NLI_CACHE_ENTRIES: usize = 1_000_000;
 
+/// Default NLI batch on CUDA (when `--max-batch` keeps its CPU default).
+pub const GPU_MAX_BATCH: usize = 64;
+
 /// What `ping` reports about the engine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EngineInfo {
@@ -45,6 +49,12 @@ pub struct EngineInfo {
     pub embed_model: Option<String>,
     /// Device actually used by the NLI model ("cpu" or "cuda").
     pub device: String,
+    /// Why CUDA is not used when the device setting asked for it (`auto` or `cuda`).
+    pub device_note: Option<String>,
+    /// Precision of the NLI file that runs: "int8", "fp32" (optimized), "fp16" or "original".
+    pub precision: String,
+    /// The NLI model file that runs (the model's `model.onnx` or a variant).
+    pub nli_file: String,
     pub threads: usize,
     /// NLI label names in model order.
     pub labels: Vec<String>,
@@ -61,6 +71,9 @@ pub struct Engine {
     token_cache: DedupCache<Arc<Vec<Vec<f32>>>>,
     nli_path: String,
     device: String,
+    device_note: Option<String>,
+    precision: String,
+    nli_file: String,
     threads: usize,
     max_batch: usize,
     pairs_computed: AtomicU64,
@@ -76,18 +89,26 @@ impl Engine {
         }
         let env = ort_env::init(&cfg.ort_lib)?;
         let nli = NliText::load(&cfg.nli_model, cfg.nli_max_tokens)?;
-        let model = OnnxModel::load(
-            &env,
-            &cfg.nli_model.join("model.onnx"),
-            cfg.threads,
-            cfg.device,
-            "logits",
-            nli.pad_id,
-        )?;
+        let (model, precision) = load_nli_model(&env, cfg, nli.pad_id)?;
         let device = model.device.as_str().to_string();
-        let batcher = Batcher::start(model, cfg.max_batch, Duration::from_millis(cfg.max_wait_ms))?;
+        let device_note = model.cuda_not_used.clone();
+        let nli_file = model.path.clone();
+        // On CUDA the default batch is GPU_MAX_BATCH (a set --max-batch is kept); the windows in
+        // flight per call scale with it (4 batches).
+        let max_batch = if model.device == Device::Cuda && cfg.max_batch == DEFAULT_MAX_BATCH {
+            GPU_MAX_BATCH
+        } else {
+            cfg.max_batch
+        };
+        // The embedding model runs where the NLI model ended up (no second CUDA attempt).
+        let embed_cfg = Config {
+            device: model.device,
+            max_batch,
+            ..cfg.clone()
+        };
+        let batcher = Batcher::start(model, max_batch, Duration::from_millis(cfg.max_wait_ms))?;
         let embed = match &cfg.embed_model {
-            Some(d) => Some(EmbedModel::load(&env, d, cfg)?),
+            Some(d) => Some(EmbedModel::load(&env, d, &embed_cfg)?),
             None => None,
         };
         Ok(Engine {
@@ -101,8 +122,11 @@ impl Engine {
             }),
             nli_path: cfg.nli_model.display().to_string(),
             device,
+            device_note,
+            precision: precision.as_str().to_string(),
+            nli_file,
             threads: cfg.threads,
-            max_batch: cfg.max_batch.max(1),
+            max_batch: max_batch.max(1),
             pairs_computed: AtomicU64::new(0),
             windows_computed: AtomicU64::new(0),
         })
@@ -224,6 +248,9 @@ impl Engine {
             nli_model: self.nli_path.clone(),
             embed_model: self.embed.as_ref().map(|e| e.path.clone()),
             device: self.device.clone(),
+            device_note: self.device_note.clone(),
+            precision: self.precision.clone(),
+            nli_file: self.nli_file.clone(),
             threads: self.threads,
             labels: self.nli.labels.names.clone(),
             nli_cache_entries: self.nli_cache.len(),
@@ -265,6 +292,52 @@ impl Engine {
     pub fn nli_windows_computed(&self) -> u64 {
         self.windows_computed.load(Ordering::Relaxed)
     }
+}
+
+/// Loads the NLI model file that `cfg.precision` picks for the device it gets (see
+/// `crate::models::variants`): with `auto`/`cuda` devices CUDA is tried when the ONNX Runtime
+/// library has it, and when it does not load, the file the precision picks for the CPU runs.
+fn load_nli_model(
+    env: &ort::environment::Environment,
+    cfg: &Config,
+    pad_id: u32,
+) -> Result<(OnnxModel, Precision), String> {
+    let variants = Variants::find(&cfg.nli_model, &cfg.variants_dir);
+    if let Some(n) = &variants.note {
+        eprintln!("uqd: {n}");
+    }
+    let pick = |device| variants.pick(&cfg.nli_model, &cfg.variants_dir, cfg.precision, device);
+    let load = |file: &std::path::Path, device| {
+        OnnxModel::load(env, file, cfg.threads, device, "logits", pad_id)
+    };
+    let mut cuda_note = None;
+    if cfg.device != Device::Cpu {
+        match ort_env::cuda_missing(&cfg.ort_lib) {
+            None => {
+                let (file, precision) = pick(Device::Cuda)?;
+                let mut model = load(&file, Device::Cuda)?;
+                model.row_at_a_time = precision == Precision::Int8;
+                if model.device == Device::Cuda {
+                    return Ok((model, precision));
+                }
+                cuda_note = model.cuda_not_used.clone();
+                if pick(Device::Cpu)?.0 == file {
+                    return Ok((model, precision));
+                }
+            }
+            Some(why) => {
+                eprintln!("uqd: CUDA not used ({why}); running on the CPU");
+                cuda_note = Some(why);
+            }
+        }
+    }
+    let (file, precision) = pick(Device::Cpu)?;
+    let mut model = load(&file, Device::Cpu)?;
+    model.cuda_not_used = cuda_note;
+    // Dynamic int8: one window per forward pass, so that a pair's probabilities do not depend on
+    // what else shares its batch (see `OnnxModel::row_at_a_time`).
+    model.row_at_a_time = precision == Precision::Int8;
+    Ok((model, precision))
 }
 
 /// The padding token id of a model: the tokenizer's padding setting, else `pad_token_id` of its

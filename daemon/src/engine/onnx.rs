@@ -35,6 +35,12 @@ pub struct OnnxModel {
     inputs: Vec<(String, InputKind, IntType)>,
     output: String,
     pub device: Device,
+    /// Why CUDA was asked for but not used.
+    pub cuda_not_used: Option<String>,
+    /// Run each sequence in its own forward pass. Set for dynamically quantized (int8) models:
+    /// their activations are quantized with one scale per tensor, so in a batch each row's
+    /// result would depend on the other rows (and their padding); alone it does not.
+    pub row_at_a_time: bool,
     pad_id: u32,
     pub path: String,
 }
@@ -109,6 +115,8 @@ impl OnnxModel {
             inputs,
             output,
             device: loaded.device,
+            cuda_not_used: loaded.cuda_not_used,
+            row_at_a_time: false,
             pad_id,
             path: model_path.display().to_string(),
         })
@@ -119,8 +127,24 @@ impl OnnxModel {
         &self.output
     }
 
-    /// Runs one forward pass over `seqs`, right-padded to the longest (pad id, attention 0, type 0).
+    /// Runs `seqs` (one forward pass, or one per sequence when `row_at_a_time`).
     pub fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
+        if !self.row_at_a_time || seqs.len() <= 1 {
+            return self.run_batch(seqs);
+        }
+        let mut shape = Vec::new();
+        let mut data = Vec::new();
+        for s in seqs {
+            let out = self.run_batch(std::slice::from_ref(s))?;
+            shape = out.shape;
+            data.extend(out.data);
+        }
+        shape[0] = seqs.len();
+        Ok(Output { shape, data })
+    }
+
+    /// One forward pass over `seqs`, right-padded to the longest (pad id, attention 0, type 0).
+    fn run_batch(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
         if seqs.is_empty() {
             return Ok(Output {
                 shape: vec![0],

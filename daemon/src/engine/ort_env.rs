@@ -10,6 +10,67 @@ use ort::session::Session;
 use crate::config::Device;
 
 static ENV: OnceCell<(PathBuf, Environment)> = OnceCell::new();
+/// What went wrong preloading the CUDA libraries beside the ONNX Runtime library, if anything.
+static PRELOAD_NOTE: OnceCell<Option<String>> = OnceCell::new();
+
+/// The CUDA libraries `make setup` puts in `dist/lib/cuda/` on a GPU machine, in load order
+/// (each after what it needs); other `lib*.so*` files there are loaded after them.
+const CUDA_LIBS: &[&str] = &[
+    "libcudart.so.13",
+    "libcublasLt.so.13",
+    "libcublas.so.13",
+    "libcurand.so.10",
+    "libcufft.so.12",
+    "libcudnn_graph.so.9",
+    "libcudnn_ops.so.9",
+    "libcudnn.so.9",
+];
+
+/// Loads every shared library of `dir` with RTLD_GLOBAL, so that ONNX Runtime's CUDA provider
+/// finds them by name without LD_LIBRARY_PATH. Libraries that fail are retried after the others
+/// (dependency order); what still fails is returned.
+fn preload_cuda(dir: &Path) -> Option<String> {
+    let mut files: Vec<PathBuf> = CUDA_LIBS.iter().map(|n| dir.join(n)).filter(|p| p.is_file()).collect();
+    let mut rest: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains(".so")) && !files.contains(p))
+        .collect();
+    rest.sort();
+    files.extend(rest);
+    let mut failed: Vec<(PathBuf, String)> = Vec::new();
+    for _pass in 0..3 {
+        failed.clear();
+        for f in &files {
+            let c = match std::ffi::CString::new(f.as_os_str().as_encoded_bytes()) {
+                Ok(c) => c,
+                Err(_) => continue,
+            };
+            // SAFETY: dlopen with a valid NUL-terminated path; the handle is kept for the process.
+            let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+            if h.is_null() {
+                // SAFETY: dlerror returns a thread-local message or null.
+                let e = unsafe { libc::dlerror() };
+                let msg = if e.is_null() {
+                    "unknown error".to_string()
+                } else {
+                    unsafe { std::ffi::CStr::from_ptr(e) }.to_string_lossy().to_string()
+                };
+                failed.push((f.clone(), msg));
+            }
+        }
+        if failed.is_empty() {
+            return None;
+        }
+        files = failed.iter().map(|(f, _)| f.clone()).collect();
+    }
+    Some(format!(
+        "cannot load the CUDA libraries of {}: {}",
+        dir.display(),
+        failed.iter().map(|(_, e)| e.as_str()).collect::<Vec<_>>().join("; ")
+    ))
+}
 
 /// Loads ONNX Runtime from `lib` and creates the environment, once per process. A later call with
 /// the same library returns the existing environment; with another library it is an error.
@@ -21,6 +82,10 @@ pub fn init(lib: &Path) -> Result<Environment, String> {
                  or set UQ_ORT_LIB / --ort-lib to the library's path",
                 lib.display()
             ));
+        }
+        // A `cuda/` directory beside the library's (dist/lib/cuda for dist/lib/gpu/...): preload it.
+        if let Some(cuda) = lib.parent().and_then(Path::parent).map(|d| d.join("cuda")).filter(|d| d.is_dir()) {
+            let _ = PRELOAD_NOTE.set(preload_cuda(&cuda));
         }
         let builder = ort::init_from(lib).map_err(|e| {
             format!(
@@ -52,14 +117,37 @@ pub fn init(lib: &Path) -> Result<Environment, String> {
     Ok(env.clone())
 }
 
-/// A session and the device it actually runs on ("cpu" or "cuda").
+/// A session, the device it actually runs on (`Cpu` or `Cuda`) and, when CUDA was asked for
+/// (`Auto` or `Cuda`) but not used, why.
 pub struct LoadedSession {
     pub session: Session,
     pub device: Device,
+    pub cuda_not_used: Option<String>,
 }
 
-/// Builds a session for `model` with `threads` intra-op threads. `Device::Cuda` tries the CUDA
-/// execution provider and falls back to the CPU, logging the reason to stderr.
+/// Why the CUDA execution provider cannot be used with the loaded ONNX Runtime, or `None` when
+/// the library has it (whether it then loads is known only when a session is built).
+pub fn cuda_missing(lib: &Path) -> Option<String> {
+    use ort::ep::ExecutionProvider;
+    match ort::ep::CUDA::is_available() {
+        Ok(true) => None,
+        Ok(false) => Some(format!(
+            "the ONNX Runtime library {} has no CUDA execution provider (it is the CPU build): on a machine where \
+             nvidia-smi works, `make setup` fetches onnxruntime-gpu and the CUDA libraries; or set UQ_ORT_LIB to \
+             the libonnxruntime.so of onnxruntime-gpu",
+            lib.display()
+        )),
+        Err(e) => Some(format!("cannot list ONNX Runtime's execution providers: {e}")),
+    }
+}
+
+/// Why the CUDA libraries beside the ONNX Runtime library did not all load, if they did not.
+pub fn preload_note() -> Option<String> {
+    PRELOAD_NOTE.get().cloned().flatten()
+}
+
+/// Builds a session for `model` with `threads` intra-op threads. `Device::Cuda` and `Device::Auto`
+/// try the CUDA execution provider and fall back to the CPU, saying why in `cuda_not_used`.
 pub fn build_session(
     env: &Environment,
     model: &Path,
@@ -98,25 +186,54 @@ pub fn build_session(
             })
     };
 
-    if device == Device::Cuda {
+    let mut cuda_not_used = None;
+    if device != Device::Cpu {
         let b = base()?;
         let cuda = ort::ep::CUDA::default().build().error_on_failure();
-        match b.with_execution_providers([cuda]) {
+        let why = match b.with_execution_providers([cuda]) {
             Ok(b) => match commit(b) {
                 Ok(session) => {
                     return Ok(LoadedSession {
                         session,
                         device: Device::Cuda,
+                        cuda_not_used: None,
                     })
                 }
-                Err(e) => eprintln!("uqd: CUDA unavailable ({e}), using CPU"),
+                Err(e) => e,
             },
-            Err(e) => eprintln!("uqd: CUDA unavailable ({}), using CPU", e.message()),
-        }
+            Err(e) => format!("the CUDA execution provider did not load: {}", e.message()),
+        };
+        let why = match preload_note() {
+            Some(n) => format!("{why} ({n})"),
+            None => why,
+        };
+        eprintln!("uqd: CUDA not used ({why}); running on the CPU");
+        cuda_not_used = Some(why);
     }
     let session = commit(base()?)?;
     Ok(LoadedSession {
         session,
         device: Device::Cpu,
+        cuda_not_used,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_preload_failure_names_the_library() {
+        let d = std::env::temp_dir().join(format!("uqd-preload-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        // Not a shared object: dlopen refuses it, and the note says which file and why.
+        std::fs::write(d.join("libcudart.so.13"), b"not an ELF file").unwrap();
+        let note = preload_cuda(&d).expect("a note");
+        assert!(note.contains("libcudart.so.13") && note.contains(&d.display().to_string()), "{note}");
+        // An empty directory loads nothing and fails nothing.
+        std::fs::remove_file(d.join("libcudart.so.13")).unwrap();
+        assert_eq!(preload_cuda(&d), None);
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }

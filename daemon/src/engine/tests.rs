@@ -6,7 +6,7 @@ use once_cell::sync::Lazy;
 use uq_core::protocol::NliProbs;
 
 use super::*;
-use crate::config::{Config, Device};
+use crate::config::{Config, Device, Precision};
 
 #[path = "../../tests/common/dist_config.rs"]
 mod dist_config;
@@ -74,6 +74,95 @@ fn cuda_request_falls_back_to_cpu() {
     }
     let r = e.nli(&[pair(GUITAR, INSTRUMENT)]).unwrap();
     assert!(r[0].entailment > 0.5, "{:?}", r[0]);
+}
+
+#[test]
+fn auto_device_says_why_cuda_is_not_used() {
+    let e = Engine::load(&Config {
+        device: Device::Auto,
+        embed_model: None,
+        ..test_config()
+    })
+    .unwrap();
+    let info = e.info();
+    match ort_env::cuda_missing(&test_config().ort_lib) {
+        // The PyPI CPU build: the engine runs on the CPU and says which library lacks CUDA and the fix.
+        Some(_) => {
+            assert_eq!(info.device, "cpu");
+            let note = info.device_note.expect("a note saying why CUDA is not used");
+            assert!(
+                note.contains("no CUDA execution provider") && note.contains("libonnxruntime") && note.contains("make setup"),
+                "{note}"
+            );
+        }
+        // onnxruntime-gpu: CUDA either runs or the note carries ONNX Runtime's reason.
+        None => assert!(info.device == "cuda" || info.device_note.is_some(), "{info:?}"),
+    }
+    // device cpu asks nothing of CUDA: no note.
+    let cpu = Engine::load(&Config {
+        device: Device::Cpu,
+        embed_model: None,
+        ..test_config()
+    })
+    .unwrap();
+    assert_eq!(cpu.info().device_note, None);
+}
+
+fn engine_with(precision: Precision) -> Engine {
+    Engine::load(&Config {
+        precision,
+        embed_model: None,
+        ..test_config()
+    })
+    .unwrap_or_else(|e| panic!("{precision}: {e}"))
+}
+
+#[test]
+fn precision_picks_the_variant_and_scores_agree() {
+    // `make setup` optimizes the default model: auto runs the int8 variant on the CPU.
+    let info = ENGINE.info();
+    assert_eq!(info.precision, "int8", "{info:?}");
+    assert!(info.nli_file.ends_with("model_opt_int8.onnx"), "{}", info.nli_file);
+    let original = engine_with(Precision::Original);
+    let fp32 = engine_with(Precision::Fp32);
+    assert!(original.info().nli_file.ends_with("/model.onnx"));
+    assert_eq!(original.info().precision, "original");
+    assert!(fp32.info().nli_file.ends_with("model_opt.onnx"));
+    let long = "The Eiffel Tower, completed in 1889, is a wrought-iron lattice tower in Paris. ".repeat(12);
+    let pairs = [
+        pair(GUITAR, INSTRUMENT),
+        pair(GUITAR, NOBODY),
+        pair("The cat sat on the mat.", "A dog barked."),
+        pair(&long, "The tower was completed in 1889."),
+    ];
+    let a = original.nli(&pairs).unwrap();
+    let b = fp32.nli(&pairs).unwrap();
+    let c = ENGINE.nli(&pairs).unwrap();
+    for i in 0..pairs.len() {
+        // The fused graph computes the same function (float rounding only).
+        assert!(close(&a[i], &b[i], 1e-4), "fp32 {i}: {:?} vs {:?}", a[i], b[i]);
+        // int8 moves probabilities a little, never the clear decisions.
+        assert!(close(&a[i], &c[i], 0.1), "int8 {i}: {:?} vs {:?}", a[i], c[i]);
+    }
+    assert!(c[0].entailment > 0.5 && c[1].contradiction > 0.5, "{c:?}");
+}
+
+#[test]
+fn missing_variant_is_an_error_naming_the_fix() {
+    let base = test_config();
+    let dir = std::env::temp_dir().join(format!("uqd-novariant-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = Engine::load(&Config {
+        precision: Precision::Int8,
+        variants_dir: dir.clone(),
+        embed_model: None,
+        ..base
+    })
+    .err()
+    .expect("int8 without variants must fail");
+    assert!(e.contains("--precision int8") && e.contains("uqd models optimize"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::{Config, Device};
+use super::{Config, Device, Precision};
 
 fn dist_path(var: &str, default: &str) -> PathBuf {
     let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist");
@@ -30,6 +30,8 @@ pub fn test_config() -> Config {
         embed_model: Some(dist_path("UQ_EMBED_MODEL", "models/embed")),
         ort_lib: dist_path("UQ_ORT_LIB", "lib/libonnxruntime.so.1.31.1"),
         device: Device::Cpu,
+        precision: Precision::Auto,
+        variants_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/models/variants"),
         threads: 2,
         max_batch: 8,
         max_wait_ms: 2,

@@ -1,0 +1,83 @@
+//! `uqd models optimize DIR`: runs ONNX Runtime's transformer optimizer and dynamic quantizer
+//! (Python, `optimize.py` embedded in the binary) on a model directory, writing its variants.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::config::check_model_dir;
+
+use super::variants::keyed_dir;
+
+const SCRIPT: &str = include_str!("optimize.py");
+
+/// The Python that has `onnxruntime`, `onnx` and `sympy`: `python` (`--python` /
+/// UQ_MODEL_PYTHON), else the private environment `make setup` makes in `.cache/model-tools`
+/// beside `dist/`.
+pub fn find_python(python: Option<PathBuf>, exe_dir: &Path) -> Result<PathBuf, String> {
+    if let Some(p) = python {
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("--python / UQ_MODEL_PYTHON {} does not exist", p.display()))
+        };
+    }
+    let default = exe_dir.join("../.cache/model-tools/bin/python3");
+    if default.is_file() {
+        return Ok(default);
+    }
+    Err(format!(
+        "no Python with ONNX Runtime's model tools at {}: run `make setup` (it makes that environment), or \
+         pass --python (UQ_MODEL_PYTHON) naming a python3 with `pip install onnxruntime==1.31.1 onnx sympy`",
+        default.display()
+    ))
+}
+
+/// Writes the variants of the model in `model_dir` into `out` (default: its keyed directory
+/// under `variants_dir`). Returns the optimizer's JSON line.
+pub fn optimize(
+    model_dir: &Path,
+    out: Option<&Path>,
+    variants_dir: &Path,
+    python: &Path,
+) -> Result<String, String> {
+    check_model_dir(model_dir, true)?;
+    let out = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| keyed_dir(model_dir, variants_dir));
+    std::fs::create_dir_all(&out)
+        .map_err(|e| format!("cannot create the output directory {}: {e}", out.display()))?;
+    let script = out.join(".optimize.py");
+    std::fs::write(&script, SCRIPT)
+        .map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    let run = Command::new(python)
+        .arg(&script)
+        .arg(model_dir)
+        .arg(&out)
+        .env("PYTHONWARNINGS", "ignore")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()));
+    let _ = std::fs::remove_file(&script);
+    let run = run?;
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    if !run.status.success() {
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("uqd models optimize:")).collect();
+        let tail: Vec<&str> = stderr.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
+        return Err(if ours.is_empty() {
+            format!(
+                "optimizing {} failed ({}): {}",
+                model_dir.display(),
+                run.status,
+                tail.join("\n")
+            )
+        } else {
+            ours.join("\n").trim_start_matches("uqd models optimize: ").to_string()
+        });
+    }
+    stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .map(str::to_string)
+        .ok_or_else(|| format!("the optimizer printed no result for {}", model_dir.display()))
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""A throughput model: the architecture and size of microsoft/deberta-large-mnli (DeBERTa v1 large:
+24 layers, hidden 1024, 16 heads, FFN 4096, vocabulary 50265, relative attention) with RANDOM
+weights, exported to ONNX, to measure what the paper's NLI model would run at on a machine
+(e.g. `uqd bench selfcheck --nli-model DIR --precision fp16 --device cuda`). Its scores are
+meaningless: never use it for scores.
+
+Needs PyTorch and transformers from PyPI (no model hub: the weights are random):
+    python3 -m venv .cache/throughput && .cache/throughput/bin/pip install torch transformers onnx
+    .cache/throughput/bin/python scripts/make_throughput_model.py OUT_DIR [--tokenizer-from DIR]
+then optionally `dist/uqd models optimize OUT_DIR --out OUT_DIR` for the fused / fp16 variants.
+
+OUT_DIR gets model.onnx (opset 17, inputs input_ids and attention_mask, output logits [batch, 3]),
+config.json (deberta-large-mnli's, with its label order) and tokenizer.json, copied from
+--tokenizer-from (default dist/models/nli: a WordPiece tokenizer whose ids all fall inside the
+50265-entry vocabulary, so sequence lengths are realistic though the tokens are not DeBERTa's).
+"""
+import argparse
+import json
+import os
+import shutil
+
+ap = argparse.ArgumentParser()
+ap.add_argument("out")
+ap.add_argument("--tokenizer-from", default=os.path.join(os.path.dirname(__file__), "..", "dist", "models", "nli"))
+ap.add_argument("--seed", type=int, default=0)
+args = ap.parse_args()
+
+import torch
+from transformers import DebertaConfig, DebertaForSequenceClassification
+
+torch.manual_seed(args.seed)
+labels = {"0": "CONTRADICTION", "1": "NEUTRAL", "2": "ENTAILMENT"}
+config = DebertaConfig(
+    vocab_size=50265, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
+    hidden_act="gelu", max_position_embeddings=512, type_vocab_size=0, relative_attention=True,
+    max_relative_positions=-1, pos_att_type=["c2p", "p2c"], position_biased_input=False, layer_norm_eps=1e-7,
+    pad_token_id=0, num_labels=3, id2label={int(k): v for k, v in labels.items()},
+    label2id={v: int(k) for k, v in labels.items()},
+)
+model = DebertaForSequenceClassification(config).eval()
+os.makedirs(args.out, exist_ok=True)
+ids = torch.randint(1000, 20000, (2, 128))
+mask = torch.ones_like(ids)
+with torch.no_grad():
+    torch.onnx.export(
+        model, (ids, mask), os.path.join(args.out, "model.onnx"),
+        input_names=["input_ids", "attention_mask"], output_names=["logits"],
+        dynamic_axes={"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+                      "logits": {0: "batch"}},
+        opset_version=17, do_constant_folding=True, dynamo=False,
+    )
+cfg = config.to_dict()
+cfg["id2label"] = labels
+cfg["_name_or_path"] = "random-weight throughput model with the shape of microsoft/deberta-large-mnli (NOT for scores)"
+with open(os.path.join(args.out, "config.json"), "w") as f:
+    json.dump(cfg, f, indent=1)
+shutil.copy(os.path.join(args.tokenizer_from, "tokenizer.json"), os.path.join(args.out, "tokenizer.json"))
+n = sum(p.numel() for p in model.parameters())
+print(json.dumps({"out": os.path.realpath(args.out), "parameters": n, "note": "random weights: throughput only"}))
