@@ -11,7 +11,6 @@ pub mod decompose;
 pub mod engine;
 pub mod generate;
 pub mod grade;
-pub mod hub;
 pub mod jobs;
 pub mod models;
 pub mod pipeline;

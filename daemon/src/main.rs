@@ -476,24 +476,24 @@ fn run(command: Command) -> Result<ExitCode, String> {
         } => {
             let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
             let kind = match kind.or_else(|| env("UQ_MODEL_KIND")) {
-                Some(k) => uqd::hub::Kind::parse(&k)?,
-                None => uqd::hub::Kind::Nli,
+                Some(k) => uqd::models::pull::Kind::parse(&k)?,
+                None => uqd::models::pull::Kind::Nli,
             };
-            let args = uqd::hub::PullArgs {
+            let args = uqd::models::pull::PullArgs {
                 repo,
                 revision: revision
                     .or_else(|| env("UQ_MODEL_REVISION"))
                     .unwrap_or_else(|| "main".into()),
                 kind,
-                endpoint: env("HF_ENDPOINT").unwrap_or_else(|| uqd::hub::DEFAULT_ENDPOINT.into()),
+                endpoint: env("HF_ENDPOINT").unwrap_or_else(|| uqd::models::pull::DEFAULT_ENDPOINT.into()),
                 token: env("HF_TOKEN"),
                 onnx_file: onnx_file.or_else(|| env("UQ_MODEL_ONNX_FILE")),
                 models_dir: match models_dir {
                     Some(d) => std::path::absolute(&d).unwrap_or(d),
-                    None => uqd::hub::default_models_dir(&env),
+                    None => uqd::models::pull::default_models_dir(&env),
                 },
             };
-            let dir = uqd::hub::pull(&args)?;
+            let dir = uqd::models::pull::pull(&args)?;
             println!("{}", dir.display());
             Ok(ExitCode::SUCCESS)
         }

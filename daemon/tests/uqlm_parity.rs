@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use uqd::config::{Config, Device};
+use uqd::config::{Config, Device, Precision};
 use uqd::engine::Engine;
 use uqd::role_llms::LlmService;
 use uqd::server::Server;
@@ -92,6 +92,8 @@ fn v1_server() -> Server {
         nli_model: shared("models/nli-minilm-l6"),
         embed_model: None,
         device: Device::Cpu,
+        // uqlm ran the fp32 weights: never an optimized or int8 variant.
+        precision: Precision::Original,
         ..dist_config::test_config()
     })
     .unwrap_or_else(|e| panic!("Engine::load: {e}"));

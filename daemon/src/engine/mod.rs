@@ -326,7 +326,11 @@ fn load_nli_model(
                 }
             }
             Some(why) => {
-                eprintln!("uqd: CUDA not used ({why}); running on the CPU");
+                // `auto` with the CPU build is the usual case: the reason goes to `uqd status`
+                // and uq_debug(), and to stderr only when CUDA was asked for.
+                if cfg.device == Device::Cuda {
+                    eprintln!("uqd: CUDA not used ({why}); running on the CPU");
+                }
                 cuda_note = Some(why);
             }
         }

@@ -20,6 +20,7 @@ pub use uq_fake_openai::{message, user_message, FakeOpenAi, Responder};
 
 #[path = "dist_config.rs"]
 mod dist_config;
+#[allow(unused_imports)] // trust.rs uses it, the other test files do not
 pub use dist_config::test_config;
 
 pub static ENGINE: Lazy<Arc<Engine>> = Lazy::new(|| {

@@ -1,4 +1,4 @@
-//! The HTTP side of `uqd models pull` (see `hub/mod.rs`): the hub's `resolve` URLs, redirects
+//! The HTTP side of `uqd models pull` (see `models/pull.rs`): the hub's `resolve` URLs, redirects
 //! followed by hand, `Range` resumption, the hub's error headers turned into errors that name the
 //! fix, SHA-256 checks.
 
