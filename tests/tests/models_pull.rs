@@ -406,11 +406,14 @@ fn pull_verifies_and_the_daemon_scores_with_the_pulled_model() {
         "the second pull downloaded again"
     );
 
-    // The daemon scores with it, exactly as with the same model from ../shared.
+    // The daemon scores with it, exactly as with the same model from ../shared (both on
+    // model.onnx itself: setup's int8 variant is keyed by the shared model's path only).
     let sql =
         "SELECT printf('%.6f', json_extract(uq_nli('Marie Curie was born in Warsaw in 1867.', \
                'Marie Curie was born in Poland.'), '$.entailment'));";
-    let pulled = sb.with_env("UQ_NLI_MODEL", &dir.display().to_string());
+    let pulled = sb
+        .with_env("UQ_NLI_MODEL", &dir.display().to_string())
+        .with_env("UQ_PRECISION", "original");
     let with_pulled = pulled.sqlite_ok(sql);
     let status = pulled.uqd(&["status"]);
     assert!(
@@ -418,7 +421,9 @@ fn pull_verifies_and_the_daemon_scores_with_the_pulled_model() {
         "the daemon does not use the pulled model: {}",
         String::from_utf8_lossy(&status.stdout)
     );
-    let reference = Sandbox::new("pull-ref").with_env("UQ_NLI_MODEL", &m.display().to_string());
+    let reference = Sandbox::new("pull-ref")
+        .with_env("UQ_NLI_MODEL", &m.display().to_string())
+        .with_env("UQ_PRECISION", "original");
     assert_eq!(with_pulled, reference.sqlite_ok(sql));
     let p: f64 = with_pulled.parse().unwrap();
     assert!(p > 0.5, "entailment probability {p}");
