@@ -408,3 +408,44 @@ fn uad_claims_keeps_tied_claims_at_every_percentile() {
     }
     assert_eq!(fake.hits("rebuilder"), 2, "two kept sets (q = 0 and the rest), each asked once");
 }
+
+/// One registered LLM with two replicas (`base_url` a list): the first refuses connections (a
+/// port nobody listens on), so every request is answered by the second, through the real
+/// extension and daemon; the registry keeps the list as given.
+#[test]
+fn a_registered_llm_fails_over_across_its_replicas() {
+    let fake = fake_openai();
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://127.0.0.1:{}/v1", l.local_addr().unwrap().port())
+    };
+    let sb = llm_sandbox("llm-replicas").with_env(FAKE_KEY_ENV, FAKE_KEY);
+    let register = format!(
+        "INSERT INTO temp.uq_llms(name, config) VALUES ('pool', \
+         '{{\"backend\":\"openai\",\"base_url\":[\"{dead}\",\"{}\"],\"model\":\"pooled\",\
+         \"api_key_env\":\"{FAKE_KEY_ENV}\",\"max_retries\":0,\"timeout_ms\":20000}}');",
+        fake.base_url
+    );
+    let prompts: Vec<String> = (0..3)
+        .map(|i| {
+            lit(&format!(
+                "Who was Marie Curie? (replicas {i} {} {})",
+                std::process::id(),
+                fake.port()
+            ))
+        })
+        .collect();
+    let selects: String = prompts
+        .iter()
+        .map(|p| format!("SELECT response FROM uq_generate({p}, 0, '{{\"llm\":\"pool\"}}');\n"))
+        .collect();
+    let out = sb.sqlite_ok(&format!(
+        "{register}\nSELECT json_array_length(config, '$.base_url') FROM temp.uq_llms WHERE name = 'pool';\n{selects}"
+    ));
+    let expected = std::iter::once("2".to_string())
+        .chain(std::iter::repeat_n(FAKE_ANSWER.to_string(), prompts.len()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(out, expected, "with max_retries 0, only failover to the live replica answers");
+    assert_eq!(fake.hits("pooled"), prompts.len(), "each prompt reached the live replica once");
+}
