@@ -169,8 +169,13 @@ pub fn parse_job(
             "option labels_column needs option units_column: the labels are matched to the given units by position".into(),
         ));
     }
-    for (key, given) in [("units", "units_column"), ("claim_union", "claim_union_column")] {
-        if options.get(given).is_some_and(|v| !v.is_null()) && options.get(key).is_some_and(|v| !v.is_null()) {
+    for (key, given) in [
+        ("units", "units_column"),
+        ("claim_union", "claim_union_column"),
+    ] {
+        if options.get(given).is_some_and(|v| !v.is_null())
+            && options.get(key).is_some_and(|v| !v.is_null())
+        {
             return Err(err(format!(
                 "options {key} and {given} both give the {key}: keep one (the column gives them per row)"
             )));
@@ -211,7 +216,11 @@ pub fn parse_job(
                     "option prices must be {{\"prompt\": usd_per_million_tokens, \"completion\": usd_per_million_tokens}}, got {v}"
                 ))
             })?;
-            if !(p.prompt >= 0.0 && p.completion >= 0.0 && p.prompt.is_finite() && p.completion.is_finite()) {
+            if !(p.prompt >= 0.0
+                && p.completion >= 0.0
+                && p.prompt.is_finite()
+                && p.completion.is_finite())
+            {
                 return Err(err("option prices: prices must be finite and ≥ 0".into()));
             }
             Some(p)
@@ -326,7 +335,8 @@ pub fn is_final(status: &str) -> bool {
 }
 
 /// The SQL creating a job row (parameters: source table, columns JSON, options JSON, total).
-pub const INSERT_JOB: &str = "INSERT INTO uq_job(source_table, columns_json, options_json, total) VALUES (?1, ?2, ?3, ?4)";
+pub const INSERT_JOB: &str =
+    "INSERT INTO uq_job(source_table, columns_json, options_json, total) VALUES (?1, ?2, ?3, ?4)";
 
 /// The table's columns: `SELECT name FROM pragma_table_info(?1, 'main')` (bound, never spliced).
 pub const TABLE_COLUMNS: &str = "SELECT name FROM pragma_table_info(?1, 'main')";
@@ -355,7 +365,11 @@ pub fn no_such_table(func: &str, table: &str, temp_exists: bool, tables: &[Strin
         if tables.is_empty() {
             "none".to_string()
         } else {
-            tables.iter().map(|t| format!("{t:?}")).collect::<Vec<_>>().join(", ")
+            tables
+                .iter()
+                .map(|t| format!("{t:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         }
     )
 }
@@ -462,7 +476,11 @@ mod tests {
 
     #[test]
     fn default_columns_are_found_by_name() {
-        let j = parse(json!({"scorers": ["luq"]}), &["id", "Question", "response", "samples"]).unwrap();
+        let j = parse(
+            json!({"scorers": ["luq"]}),
+            &["id", "Question", "response", "samples"],
+        )
+        .unwrap();
         assert_eq!(j.columns.id, None);
         assert_eq!(j.columns.prompt.as_deref(), Some("Question"));
         assert_eq!(j.columns.answer, "response");
@@ -474,18 +492,28 @@ mod tests {
     #[test]
     fn bad_options_name_the_option_and_the_fix() {
         let e = parse(json!({"answer_column": "nope"}), &["answer", "samples"]).unwrap_err();
-        assert!(e.contains("answer_column") && e.contains("\"answer\", \"samples\""), "{e}");
+        assert!(
+            e.contains("answer_column") && e.contains("\"answer\", \"samples\""),
+            "{e}"
+        );
         let e = parse(json!({}), &["text", "samples"]).unwrap_err();
         assert!(e.contains("answer_column"), "{e}");
         let e = parse(json!({}), &["answer"]).unwrap_err();
-        assert!(e.contains("samples_column") && e.contains("generate"), "{e}");
+        assert!(
+            e.contains("samples_column") && e.contains("generate"),
+            "{e}"
+        );
         let e = parse(json!({"generate": 3}), &["answer"]).unwrap_err();
         assert!(e.contains("prompt_column"), "{e}");
         let e = parse(json!({"grade": true}), &["answer", "samples"]).unwrap_err();
         assert!(e.contains("reference_column"), "{e}");
         let e = parse(json!({"labels_column": "answer"}), &["answer", "samples"]).unwrap_err();
         assert!(e.contains("units_column"), "{e}");
-        let e = parse(json!({"units_column": "samples", "units": ["a"]}), &["answer", "samples"]).unwrap_err();
+        let e = parse(
+            json!({"units_column": "samples", "units": ["a"]}),
+            &["answer", "samples"],
+        )
+        .unwrap_err();
         assert!(e.contains("units_column"), "{e}");
         let e = parse(json!({"uad": true}), &["answer", "samples"]).unwrap_err();
         assert!(e.contains("uad") && e.contains("granularity"), "{e}");
@@ -493,7 +521,11 @@ mod tests {
         assert!(e.contains("chunk_size"), "{e}");
         let e = parse(json!({"scorer": ["luq"]}), &["answer", "samples"]).unwrap_err();
         assert!(e.contains("scorer"), "{e}");
-        let e = parse(json!({"prices": {"prompt": -1, "completion": 1}}), &["answer", "samples"]).unwrap_err();
+        let e = parse(
+            json!({"prices": {"prompt": -1, "completion": 1}}),
+            &["answer", "samples"],
+        )
+        .unwrap_err();
         assert!(e.contains("prices"), "{e}");
     }
 
@@ -606,7 +638,10 @@ mod tests {
 
     #[test]
     fn prices_cost() {
-        let p = Prices { prompt: 0.15, completion: 0.6 };
+        let p = Prices {
+            prompt: 0.15,
+            completion: 0.6,
+        };
         assert!((p.cost(1_000_000, 500_000) - 0.45).abs() < 1e-12);
     }
 }

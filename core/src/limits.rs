@@ -65,7 +65,10 @@ mod tests {
     fn texts_over_the_limit_are_refused_by_name() {
         assert!(check_text(&"a".repeat(MAX_TEXT_BYTES), "response").is_ok());
         let e = check_text(&"a".repeat(MAX_TEXT_BYTES + 1), "samples_json[2]").unwrap_err();
-        assert!(e.starts_with("samples_json[2] is 0.3 MB; the limit is 256 KB"), "{e}");
+        assert!(
+            e.starts_with("samples_json[2] is 0.3 MB; the limit is 256 KB"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -79,12 +79,21 @@ pub enum Request {
         options: Value,
     },
     /// Run (or resume) job `job_id` of the database file `db` in the background.
-    JobStart { db: String, job_id: i64 },
+    JobStart {
+        db: String,
+        job_id: i64,
+    },
     /// Job `job_id`'s progress, read by the daemon (and the job resumed when it is unfinished
     /// and not running).
-    JobStatus { db: String, job_id: i64 },
+    JobStatus {
+        db: String,
+        job_id: i64,
+    },
     /// Stop job `job_id` after the rows in progress (committed rows stay).
-    JobCancel { db: String, job_id: i64 },
+    JobCancel {
+        db: String,
+        job_id: i64,
+    },
     Shutdown,
 }
 

@@ -403,8 +403,7 @@ impl Scorer {
         !matches!(
             self.family(),
             Family::Verbalized | Family::UnitQa | Family::Ensemble
-        )
-            && self.consistency() != Consistency::NormalizedProbability
+        ) && self.consistency() != Consistency::NormalizedProbability
     }
 
     /// What one response costs, for m samples (the paper's cost table in the appendix): the model calls.

@@ -481,7 +481,10 @@ mod tests {
         std::fs::write(exe.join("lib/gpu/libonnxruntime.so.1.31.1"), b"x").unwrap();
         let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
         assert_eq!(c.ort_lib, exe.join("lib/gpu/libonnxruntime.so.1.31.1"));
-        let cpu = CliOverrides { device: Some("cpu".into()), ..Default::default() };
+        let cpu = CliOverrides {
+            device: Some("cpu".into()),
+            ..Default::default()
+        };
         let c = resolve(cpu, &env, &exe).unwrap();
         assert_eq!(c.ort_lib, exe.join("lib/libonnxruntime.so.1.31.1"));
     }
@@ -628,10 +631,21 @@ mod tests {
         env.clear();
         env.insert("UQ_PRECISION", "int4".into());
         let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
-        assert!(e.contains("UQ_PRECISION") && e.contains("int4") && e.contains("int8"), "{e}");
+        assert!(
+            e.contains("UQ_PRECISION") && e.contains("int4") && e.contains("int8"),
+            "{e}"
+        );
         env.insert("UQ_PRECISION", "INT8".into());
-        assert_eq!(resolve(CliOverrides::default(), &env, &exe).unwrap().precision, Precision::Int8);
-        let cli = CliOverrides { precision: Some("fp16".into()), ..Default::default() };
+        assert_eq!(
+            resolve(CliOverrides::default(), &env, &exe)
+                .unwrap()
+                .precision,
+            Precision::Int8
+        );
+        let cli = CliOverrides {
+            precision: Some("fp16".into()),
+            ..Default::default()
+        };
         assert_eq!(resolve(cli, &env, &exe).unwrap().precision, Precision::Fp16);
         env.clear();
         let f = exe.join("bad.json");

@@ -27,7 +27,9 @@ pub fn objectivity_request(judge: &RoleLlm, claim: &str) -> ChatRequest {
 
 /// FactScore grade of `unit` against `reference`.
 pub async fn factscore(judge: &RoleLlm, unit: &str, reference: &str) -> Result<Graded, String> {
-    let raw = judge.text(&factscore_request(judge, unit, reference)).await?;
+    let raw = judge
+        .text(&factscore_request(judge, unit, reference))
+        .await?;
     Ok(Graded {
         label: parse::yes_no(&raw),
         raw,

@@ -462,7 +462,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 "{}",
                 serde_json::json!({"job_id": job, "status": status, "rows": rows, "seconds": (secs * 100.0).round() / 100.0})
             );
-            Ok(if status == "done" { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if status == "done" {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Command::Models {
             which:
@@ -485,7 +489,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     .or_else(|| env("UQ_MODEL_REVISION"))
                     .unwrap_or_else(|| "main".into()),
                 kind,
-                endpoint: env("HF_ENDPOINT").unwrap_or_else(|| uqd::models::pull::DEFAULT_ENDPOINT.into()),
+                endpoint: env("HF_ENDPOINT")
+                    .unwrap_or_else(|| uqd::models::pull::DEFAULT_ENDPOINT.into()),
                 token: env("HF_TOKEN"),
                 onnx_file: onnx_file.or_else(|| env("UQ_MODEL_ONNX_FILE")),
                 models_dir: match models_dir {
@@ -539,7 +544,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     .map(PathBuf::from)
             });
             let python = uqd::models::optimize::find_python(python, &exe_dir)?;
-            eprintln!("uqd: optimizing {} with {}", dir.display(), python.display());
+            eprintln!(
+                "uqd: optimizing {} with {}",
+                dir.display(),
+                python.display()
+            );
             let line = uqd::models::optimize::optimize(
                 &dir,
                 out.as_deref(),
@@ -598,10 +607,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 },
         } => {
             // --precision (or UQ_PRECISION) may list several precisions: one run each.
-            let list = config
-                .precision
-                .clone()
-                .or_else(|| std::env::var("UQ_PRECISION").ok().filter(|v| !v.trim().is_empty()));
+            let list = config.precision.clone().or_else(|| {
+                std::env::var("UQ_PRECISION")
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+            });
             let precisions: Vec<Option<String>> = match list {
                 Some(l) => l
                     .split(',')

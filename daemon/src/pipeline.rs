@@ -6,10 +6,10 @@ use uq_core::limits::check_inputs;
 use uq_core::options::parse_options;
 use uq_core::protocol::ScoreResult;
 
+use crate::aggregate;
 use crate::decompose::{decompose, Decomposed};
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
-use crate::aggregate;
 use crate::score::{self, Context, Scored};
 
 /// Scores `response` against `samples` as `options` asks (docs/reference.md, options).

@@ -156,9 +156,7 @@ impl Server {
             Request::Claims { text, options } => {
                 check_text(&text, "text")?;
                 let decomposer = self.role_llm(&options, LlmRole::Decomposition)?;
-                let claims = self
-                    .llm
-                    .block_on(claims::decompose(&decomposer, &text))?;
+                let claims = self.llm.block_on(claims::decompose(&decomposer, &text))?;
                 to_value(ClaimsResult { claims })
             }
             Request::Coverage { response, options } => {
@@ -210,7 +208,10 @@ impl Server {
                 check_text(&unit, "unit")?;
                 check_text(&reference, "reference")?;
                 let judge = self.role_llm(&options, LlmRole::Judge)?;
-                to_value(self.llm.block_on(grade::factscore(&judge, &unit, &reference))?)
+                to_value(
+                    self.llm
+                        .block_on(grade::factscore(&judge, &unit, &reference))?,
+                )
             }
             Request::Objectivity { claim, options } => {
                 check_text(&claim, "claim")?;
@@ -299,7 +300,11 @@ fn read_line(reader: &mut BufReader<UnixStream>) -> Result<Option<String>, Reply
 /// refuses root and anyone handed the descriptor).
 fn same_user(stream: &UnixStream) -> Result<(), String> {
     use std::os::fd::AsRawFd;
-    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: SO_PEERCRED writes one ucred of `len` bytes into `cred`, a valid local.
     let rc = unsafe {
@@ -314,7 +319,10 @@ fn same_user(stream: &UnixStream) -> Result<(), String> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
     if rc != 0 {
-        return Err(format!("cannot read the peer's credentials: {}", std::io::Error::last_os_error()));
+        return Err(format!(
+            "cannot read the peer's credentials: {}",
+            std::io::Error::last_os_error()
+        ));
     }
     if cred.uid != me {
         return Err(format!(

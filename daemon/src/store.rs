@@ -93,12 +93,18 @@ pub fn migrate(conn: &mut Connection) -> Result<i64, String> {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(fail)?;
         // Another connection may have applied it while this one waited for the lock.
-        let now: i64 = tx.query_row(APPLIED_VERSION, [], |r| r.get(0)).map_err(fail)?;
+        let now: i64 = tx
+            .query_row(APPLIED_VERSION, [], |r| r.get(0))
+            .map_err(fail)?;
         if now < m.version {
             tx.execute_batch(m.sql).map_err(|e| {
-                format!("cannot apply uqlite migration {} ({}): {e}", m.version, m.name)
+                format!(
+                    "cannot apply uqlite migration {} ({}): {e}",
+                    m.version, m.name
+                )
             })?;
-            tx.execute(RECORD, params![m.version, m.name]).map_err(fail)?;
+            tx.execute(RECORD, params![m.version, m.name])
+                .map_err(fail)?;
         }
         tx.commit().map_err(fail)?;
         version = m.version;
@@ -119,17 +125,27 @@ mod tests {
         Connection::open(&path).unwrap();
         let mut conn = open(&path).unwrap();
         ensure_wal(&conn).unwrap();
-        assert_eq!(migrate(&mut conn).unwrap(), uq_core::schema::latest_version());
-        assert_eq!(migrate(&mut conn).unwrap(), uq_core::schema::latest_version());
+        assert_eq!(
+            migrate(&mut conn).unwrap(),
+            uq_core::schema::latest_version()
+        );
+        assert_eq!(
+            migrate(&mut conn).unwrap(),
+            uq_core::schema::latest_version()
+        );
         let n: i64 = conn
             .query_row("SELECT count(*) FROM uq_migrations", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, MIGRATIONS.len() as i64);
         for view in ["uq_jobs", "uq_scored_units", "uq_scored_answers"] {
-            conn.query_row(&format!("SELECT count(*) FROM {view}"), [], |r| r.get::<_, i64>(0))
-                .unwrap();
+            conn.query_row(&format!("SELECT count(*) FROM {view}"), [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap();
         }
-        assert!(open(&dir.join("missing.db")).unwrap_err().contains("does not exist"));
+        assert!(open(&dir.join("missing.db"))
+            .unwrap_err()
+            .contains("does not exist"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use uq_core::protocol::ScoreResult;
 use uq_core::score::graph::{graph_scores_weighted, weighted_bipartite_from_probs};
 use uq_core::scorers::{Family, Scorer, ALL};
-use uqd::role_llms::LlmService;
 use uqd::pipeline;
+use uqd::role_llms::LlmService;
 
 const RESPONSE: &str = "Marie Curie was a Polish physicist and chemist. She won two Nobel Prizes. \
                         She was born in Paris.";

@@ -41,11 +41,18 @@ fn fake() -> FakeOpenAi {
             return (200, reply.into());
         }
         if system.starts_with("You are an expert linguistic analyst") {
-            let reply = if user.contains("beautiful") { "Subjective" } else { "Objective." };
+            let reply = if user.contains("beautiful") {
+                "Subjective"
+            } else {
+                "Objective."
+            };
             return (200, reply.into());
         }
         if user.contains("Here is the passage") {
-            return (200, "### The Eiffel Tower is in Paris.\n### The Eiffel Tower is made of gold.".into());
+            return (
+                200,
+                "### The Eiffel Tower is in Paris.\n### The Eiffel Tower is made of gold.".into(),
+            );
         }
         if user.contains("synthesize these facts") {
             return (200, "The Eiffel Tower is in Paris.".into());
@@ -65,7 +72,10 @@ fn grade_and_objectivity_read_recorded_replies() {
     let yes = g("The Eiffel Tower is in Paris.");
     assert_eq!(yes["label"], json!(true));
     assert_eq!(yes["raw"], json!("Yes."));
-    assert!(yes["grader"].as_str().unwrap().starts_with("factscore:"), "{yes}");
+    assert!(
+        yes["grader"].as_str().unwrap().starts_with("factscore:"),
+        "{yes}"
+    );
     assert_eq!(g("It is made of gold.")["label"], json!(false));
     let unread = g("It was maybe built in 1889.");
     assert_eq!(unread["label"], Value::Null);
@@ -78,7 +88,9 @@ fn grade_and_objectivity_read_recorded_replies() {
     assert!(obj["grader"].as_str().unwrap().starts_with("objectivity:"));
     // The FactScore prompts went out with the system prompt and the reference as context.
     let seen = server.seen();
-    assert!(seen.iter().any(|b| user_message(b).starts_with("Context: The Eiffel Tower is an iron tower")));
+    assert!(seen
+        .iter()
+        .any(|b| user_message(b).starts_with("Context: The Eiffel Tower is an iron tower")));
     let e = d.err(&json!({"op": "grade", "unit": "x", "reference": CONTEXT_FAIL, "options": opts}));
     assert!(e.contains("judge_llm"), "{e}");
 }
@@ -129,12 +141,18 @@ fn job_writes_scores_labels_and_uad_once() {
         "reference_column": "wiki", "grade": true, "objectivity": true,
         "chunk_size": 2, "prices": {"prompt": 1.0, "completion": 2.0}
     });
-    let job = uqd::jobs::create::create_job("test", &mut conn, "bios", options.as_object().unwrap())
-        .unwrap();
+    let job =
+        uqd::jobs::create::create_job("test", &mut conn, "bios", options.as_object().unwrap())
+            .unwrap();
     let mut seen = Vec::new();
-    let status = run_job(&ENGINE, &d.llm, &db, job, &AtomicBool::new(false), &mut |p| {
-        seen.push((p.done, p.total))
-    })
+    let status = run_job(
+        &ENGINE,
+        &d.llm,
+        &db,
+        job,
+        &AtomicBool::new(false),
+        &mut |p| seen.push((p.done, p.total)),
+    )
     .unwrap();
     assert_eq!(status, "done");
     assert_eq!(seen.last(), Some(&(4, 4)), "{seen:?}");
@@ -144,7 +162,10 @@ fn job_writes_scores_labels_and_uad_once() {
     let errors = job_errors(&conn);
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors[0].1.contains("judge_llm"), "{errors:?}");
-    assert!(errors[1].1.contains("samples") && errors[1].1.contains("json_array"), "{errors:?}");
+    assert!(
+        errors[1].1.contains("samples") && errors[1].1.contains("json_array"),
+        "{errors:?}"
+    );
     let (status, done, total, errs, calls, pt, ct, cost): (String, i64, i64, i64, i64, i64, i64, f64) = conn
         .query_row(
             "SELECT status, done, total, errors, llm_calls, prompt_tokens, completion_tokens, cost_usd FROM uq_jobs",
@@ -189,14 +210,26 @@ fn job_writes_scores_labels_and_uad_once() {
         .unwrap();
     assert_eq!(grade, 0.5);
     assert_eq!(
-        count(&conn, "SELECT count(*) FROM uq_scored_units WHERE label IS NOT NULL"),
+        count(
+            &conn,
+            "SELECT count(*) FROM uq_scored_units WHERE label IS NOT NULL"
+        ),
         2 * count(&conn, "SELECT count(*) FROM uq_unit")
     );
 
     // Resuming a finished job, or the same job again after its status is reset, writes nothing twice.
     let before = count(&conn, "SELECT count(*) FROM uq_unit_score");
-    conn.execute("UPDATE uq_job SET status = 'running'", []).unwrap();
-    run_job(&ENGINE, &d.llm, &db, job, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    conn.execute("UPDATE uq_job SET status = 'running'", [])
+        .unwrap();
+    run_job(
+        &ENGINE,
+        &d.llm,
+        &db,
+        job,
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(count(&conn, "SELECT count(*) FROM uq_unit_score"), before);
     assert_eq!(count(&conn, "SELECT count(*) FROM uq_answer"), 2);
     assert_eq!(count(&conn, "SELECT count(*) FROM uq_job_error"), 2);
@@ -215,9 +248,18 @@ fn job_runs_uad_on_claims() {
         "granularity": "claim", "scorers": ["entailment"], "uad": true, "coverage": "off",
         "llm": server.config()
     });
-    let job = uqd::jobs::create::create_job("test", &mut conn, "bios", options.as_object().unwrap())
-        .unwrap();
-    let status = run_job(&ENGINE, &d.llm, &db, job, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    let job =
+        uqd::jobs::create::create_job("test", &mut conn, "bios", options.as_object().unwrap())
+            .unwrap();
+    let status = run_job(
+        &ENGINE,
+        &d.llm,
+        &db,
+        job,
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(status, "done");
     let (n_units, n_kept, refined, scorer): (i64, i64, String, String) = conn
         .query_row(
@@ -237,7 +279,10 @@ fn job_runs_uad_on_claims() {
         assert_eq!(refined, "The Eiffel Tower is in Paris.");
     }
     assert_eq!(
-        count(&conn, "SELECT count(*) FROM uq_unit WHERE granularity = 'claim'"),
+        count(
+            &conn,
+            "SELECT count(*) FROM uq_unit WHERE granularity = 'claim'"
+        ),
         2
     );
 }
@@ -246,16 +291,23 @@ fn job_runs_uad_on_claims() {
 fn grading_on_the_embedded_llm() {
     let Some(model) = local_model() else { return };
     let d = Daemon::new(&tmpdir("grade-local"), model);
-    let r = d.ok(&json!({"op": "grade", "unit": "Paris is the capital of France.",
-                         "reference": "Paris is the capital and largest city of France."}));
+    let r = d.ok(
+        &json!({"op": "grade", "unit": "Paris is the capital of France.",
+                         "reference": "Paris is the capital and largest city of France."}),
+    );
     assert!(r["label"].is_boolean() || r["label"].is_null(), "{r}");
     assert!(!r["raw"].as_str().unwrap().is_empty(), "{r}");
-    assert!(r["grader"].as_str().unwrap().starts_with("factscore:local"), "{r}");
+    assert!(
+        r["grader"].as_str().unwrap().starts_with("factscore:local"),
+        "{r}"
+    );
     let o = d.ok(&json!({"op": "objectivity", "claim": "Paris is the capital of France."}));
     assert!(o["label"].is_boolean() || o["label"].is_null(), "{o}");
     // The same question again is answered from the completion cache: the same reply.
-    let again = d.ok(&json!({"op": "grade", "unit": "Paris is the capital of France.",
-                             "reference": "Paris is the capital and largest city of France."}));
+    let again = d.ok(
+        &json!({"op": "grade", "unit": "Paris is the capital of France.",
+                             "reference": "Paris is the capital and largest city of France."}),
+    );
     assert_eq!(again, r);
 }
 
@@ -276,7 +328,15 @@ fn big_tables_are_read_page_by_page_and_duplicate_ids_end() {
     let options = json!({"id_column": "k", "chunk_size": 100, "scorers": ["entailment"]});
     let job = uqd::jobs::create::create_job("test", &mut conn, "t", options.as_object().unwrap())
         .unwrap();
-    let status = run_job(&ENGINE, &d.llm, &db, job, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    let status = run_job(
+        &ENGINE,
+        &d.llm,
+        &db,
+        job,
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(status, "done");
     // Key 7 appears three times: one error row for it, and the job still ends.
     assert_eq!(count(&conn, "SELECT count(*) FROM uq_job_error"), 1100);
@@ -304,11 +364,25 @@ fn stored_units_claim_unions_and_labels_come_from_columns() {
                          "units_column": "claims", "claim_union_column": "uni", "labels_column": "labels"});
     let job = uqd::jobs::create::create_job("test", &mut conn, "t", options.as_object().unwrap())
         .unwrap();
-    run_job(&ENGINE, &d.llm, &db, job, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    run_job(
+        &ENGINE,
+        &d.llm,
+        &db,
+        job,
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
     let errors = job_errors(&conn);
     assert_eq!(errors.len(), 2, "{errors:?}");
-    assert!(errors[0].0 == "2" && errors[0].1.contains("2 labels for 1 units"), "{errors:?}");
-    assert!(errors[1].0 == "3" && errors[1].1.contains("JSON array of strings"), "{errors:?}");
+    assert!(
+        errors[0].0 == "2" && errors[0].1.contains("2 labels for 1 units"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].0 == "3" && errors[1].1.contains("JSON array of strings"),
+        "{errors:?}"
+    );
     // Row 1: the given claims are the units, labelled 1 and 0 by the column.
     let units: Vec<(String, Option<i64>)> = conn
         .prepare(
@@ -323,7 +397,10 @@ fn stored_units_claim_unions_and_labels_come_from_columns() {
         .unwrap();
     assert_eq!(
         units,
-        vec![("Paris is in France.".to_string(), Some(1)), ("Paris is in Peru.".to_string(), Some(0))]
+        vec![
+            ("Paris is in France.".to_string(), Some(1)),
+            ("Paris is in Peru.".to_string(), Some(0))
+        ]
     );
     // Row 4's null label leaves its unit unlabelled.
     assert_eq!(
@@ -354,11 +431,18 @@ fn stored_units_claim_unions_and_labels_come_from_columns() {
         .unwrap();
         r.unit_scores("page_rank")
     };
-    let with_union = direct(json!(["Paris is in France.", "Paris is in Peru.", "Paris is big."]));
+    let with_union = direct(json!([
+        "Paris is in France.",
+        "Paris is in Peru.",
+        "Paris is big."
+    ]));
     let without = direct(json!(["Paris is in France.", "Paris is in Peru."]));
     assert_eq!(pr.len(), 2);
     for (j, w) in pr.iter().zip(&with_union) {
-        assert!((j - w).abs() < 1e-9, "job {pr:?} vs the same union scored directly {with_union:?}");
+        assert!(
+            (j - w).abs() < 1e-9,
+            "job {pr:?} vs the same union scored directly {with_union:?}"
+        );
     }
     assert!(
         pr.iter().zip(&without).any(|(j, w)| (j - w).abs() > 1e-6),

@@ -353,7 +353,10 @@ fn uad_filters_and_reconstructs() {
     );
     // q = 90: 0.8 + 0.8 · (1 − 0.8) = 0.96 keeps the top claim only.
     let r = uad(json!({"threshold_percentile": 90}));
-    assert!((r["threshold"].as_f64().unwrap() - 0.96).abs() < 1e-12, "{r}");
+    assert!(
+        (r["threshold"].as_f64().unwrap() - 0.96).abs() < 1e-12,
+        "{r}"
+    );
     assert_eq!(kept_of(&r), vec![true, false, false]);
     assert_eq!(r["post_confidence"], json!(1.0));
     assert_eq!(
@@ -616,8 +619,7 @@ fn no_llm_work_without_need_and_a_clear_missing_model_error() {
 #[test]
 fn a_failed_call_loses_no_finished_work_and_no_claims_skip_the_samples() {
     let (d, fake) = setup("partial");
-    let options =
-        json!({"granularity": "claim", "scorers": ["matched_entailment"], "llm": fake.config(), "coverage": "off"});
+    let options = json!({"granularity": "claim", "scorers": ["matched_entailment"], "llm": fake.config(), "coverage": "off"});
     // One sample's decomposition is refused: the request fails, naming the role and the LLM ...
     let e = d.err(&json!({"op": "score", "response": RESPONSE, "samples": [SAMPLE_A, FAILING], "options": options}));
     assert!(

@@ -30,8 +30,14 @@ const SAMPLES: [&str; 3] = [
 
 fn sample_units() -> Vec<Vec<String>> {
     vec![
-        vec!["Marie Curie was a Polish-born physicist and chemist who won the Nobel Prize twice.".into()],
-        vec!["Marie Curie, born in Warsaw, was a chemist and physicist.".into(), "She received two Nobel Prizes.".into()],
+        vec![
+            "Marie Curie was a Polish-born physicist and chemist who won the Nobel Prize twice."
+                .into(),
+        ],
+        vec![
+            "Marie Curie, born in Warsaw, was a chemist and physicist.".into(),
+            "She received two Nobel Prizes.".into(),
+        ],
         vec!["Maria Sklodowska-Curie was a physicist from Poland, born in Warsaw in 1867.".into()],
     ]
 }
@@ -45,14 +51,21 @@ const TOL: f64 = 1e-9;
 fn assert_close(name: &str, got: &[f64], want: &[f64]) {
     assert_eq!(got.len(), want.len(), "{name}");
     for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() < TOL, "{name}: pipeline {got:?}, core maths {want:?}");
+        assert!(
+            (g - w).abs() < TOL,
+            "{name}: pipeline {got:?}, core maths {want:?}"
+        );
     }
 }
 
 #[test]
 fn matched_unit_and_unit_response_scores_equal_core_maths_on_engine_values() {
     let dir = tmpdir("matched-unit");
-    let llm = LlmService::new(dir.join("completions.sqlite"), "/nonexistent/unused.gguf".into()).unwrap();
+    let llm = LlmService::new(
+        dir.join("completions.sqlite"),
+        "/nonexistent/unused.gguf".into(),
+    )
+    .unwrap();
     let scorers = [
         "matched_entailment",
         "matched_noncontradiction",
@@ -82,14 +95,25 @@ fn matched_unit_and_unit_response_scores_equal_core_maths_on_engine_values() {
     let mut it = flat.into_iter();
     let probs: Vec<Vec<Vec<NliProbs>>> = UNITS
         .iter()
-        .map(|_| su.iter().map(|units| units.iter().map(|_| it.next().unwrap()).collect()).collect())
+        .map(|_| {
+            su.iter()
+                .map(|units| units.iter().map(|_| it.next().unwrap()).collect())
+                .collect()
+        })
         .collect();
     for (scorer, c) in [
         ("matched_entailment", Consistency::Entailment),
         ("matched_noncontradiction", Consistency::Noncontradiction),
-        ("matched_contrasted_entailment", Consistency::ContrastedEntailment),
+        (
+            "matched_contrasted_entailment",
+            Consistency::ContrastedEntailment,
+        ),
     ] {
-        assert_close(scorer, &r.unit_scores(scorer), &matched_unit_scores(&nli_consistency(&probs, c)));
+        assert_close(
+            scorer,
+            &r.unit_scores(scorer),
+            &matched_unit_scores(&nli_consistency(&probs, c)),
+        );
     }
 
     // Embeddings of the units and sample units, fetched from the engine.
@@ -99,34 +123,67 @@ fn matched_unit_and_unit_response_scores_equal_core_maths_on_engine_values() {
         .iter()
         .map(|u| {
             su.iter()
-                .map(|units| units.iter().map(|k| normalized_cosine(&sentence_emb(k), &sentence_emb(u))).collect())
+                .map(|units| {
+                    units
+                        .iter()
+                        .map(|k| normalized_cosine(&sentence_emb(k), &sentence_emb(u)))
+                        .collect()
+                })
                 .collect()
         })
         .collect();
-    assert_close("matched_cosine_sim", &r.unit_scores("matched_cosine_sim"), &matched_unit_scores(&cos));
+    assert_close(
+        "matched_cosine_sim",
+        &r.unit_scores("matched_cosine_sim"),
+        &matched_unit_scores(&cos),
+    );
     let bert: Vec<Vec<Vec<f64>>> = UNITS
         .iter()
         .map(|u| {
             su.iter()
-                .map(|units| units.iter().map(|k| bertscore_f1(&token_emb(k), &token_emb(u))).collect())
+                .map(|units| {
+                    units
+                        .iter()
+                        .map(|k| bertscore_f1(&token_emb(k), &token_emb(u)))
+                        .collect()
+                })
                 .collect()
         })
         .collect();
-    assert_close("matched_bert_score", &r.unit_scores("matched_bert_score"), &matched_unit_scores(&bert));
+    assert_close(
+        "matched_bert_score",
+        &r.unit_scores("matched_bert_score"),
+        &matched_unit_scores(&bert),
+    );
 
     // Unit-response (LUQ): premise = the whole sample j, hypothesis = unit i.
-    let pairs: Vec<(String, String)> =
-        UNITS.iter().flat_map(|u| SAMPLES.iter().map(move |smp| (smp.to_string(), u.to_string()))).collect();
+    let pairs: Vec<(String, String)> = UNITS
+        .iter()
+        .flat_map(|u| {
+            SAMPLES
+                .iter()
+                .map(move |smp| (smp.to_string(), u.to_string()))
+        })
+        .collect();
     let flat = ENGINE.nli(&pairs).unwrap();
     let by_unit: Vec<Vec<NliProbs>> = flat.chunks(SAMPLES.len()).map(|c| c.to_vec()).collect();
     for name in ["contrasted_entailment", "entailment", "noncontradiction"] {
         let scorer = Scorer::parse(name).unwrap();
-        assert_close(name, &r.unit_scores(name), &unit_response_scores(&by_unit, scorer).unwrap());
+        assert_close(
+            name,
+            &r.unit_scores(name),
+            &unit_response_scores(&by_unit, scorer).unwrap(),
+        );
     }
     // LUQ by hand as well: the mean over samples of p_e / (p_e + p_c).
     let luq: Vec<f64> = by_unit
         .iter()
-        .map(|ps| ps.iter().map(|p| nli_eta(Consistency::ContrastedEntailment, p).unwrap()).sum::<f64>() / ps.len() as f64)
+        .map(|ps| {
+            ps.iter()
+                .map(|p| nli_eta(Consistency::ContrastedEntailment, p).unwrap())
+                .sum::<f64>()
+                / ps.len() as f64
+        })
         .collect();
     assert_close("luq by hand", &r.unit_scores("contrasted_entailment"), &luq);
     // The scorers disagree somewhere (the comparison is not between constants).

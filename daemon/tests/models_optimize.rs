@@ -24,7 +24,10 @@ fn tmp_dir(name: &str) -> PathBuf {
 
 /// A model directory of symlinks to the default NLI model, with `config` as config.json.
 fn model_dir(name: &str, config: Option<serde_json::Value>) -> PathBuf {
-    let src = root().join("dist/models/nli").canonicalize().expect("dist/models/nli: run make setup");
+    let src = root()
+        .join("dist/models/nli")
+        .canonicalize()
+        .expect("dist/models/nli: run make setup");
     let d = tmp_dir(name);
     for f in ["model.onnx", "tokenizer.json", "config.json"] {
         std::os::unix::fs::symlink(src.join(f), d.join(f)).unwrap();
@@ -39,12 +42,17 @@ fn model_dir(name: &str, config: Option<serde_json::Value>) -> PathBuf {
 fn uqd(args: &[&str], extra: &[&Path]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_uqd"));
     c.args(["models", "optimize"]).args(args).args(extra);
-    c.env_remove("UQ_MODEL_PYTHON").env_remove("UQ_VARIANTS_DIR");
+    c.env_remove("UQ_MODEL_PYTHON")
+        .env_remove("UQ_VARIANTS_DIR");
     c.output().unwrap()
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 #[test]
@@ -55,10 +63,16 @@ fn optimizes_the_shared_model_into_fused_int8_and_fp16_variants() {
     // Nothing yet: --check fails.
     let o = uqd(&["--check", "--variants-dir"], &[&vdir, &dir]);
     assert!(!o.status.success(), "{}", text(&o));
-    let o = uqd(&["--variants-dir"], &[&vdir, Path::new("--python"), &py, &dir]);
+    let o = uqd(
+        &["--variants-dir"],
+        &[&vdir, Path::new("--python"), &py, &dir],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let line: serde_json::Value = serde_json::from_slice(
-        o.stdout.split(|&b| b == b'\n').find(|l| l.starts_with(b"{")).expect("a JSON line"),
+        o.stdout
+            .split(|&b| b == b'\n')
+            .find(|l| l.starts_with(b"{"))
+            .expect("a JSON line"),
     )
     .unwrap();
     // ONNX Runtime fused all six layers of the BERT graph.
@@ -67,17 +81,32 @@ fn optimizes_the_shared_model_into_fused_int8_and_fp16_variants() {
     assert_eq!(line["fused"]["EmbedLayerNormalization"], 1, "{line}");
     assert_eq!(line["model_type"], "bert");
     let out = PathBuf::from(line["out"].as_str().unwrap());
-    assert!(out.starts_with(vdir.canonicalize().unwrap()), "{}", out.display());
+    assert!(
+        out.starts_with(vdir.canonicalize().unwrap()),
+        "{}",
+        out.display()
+    );
     let size = |f: &str| std::fs::metadata(out.join(f)).unwrap().len();
     let original = std::fs::metadata(dir.join("model.onnx")).unwrap().len();
     // int8 weights take about a quarter of the fp32 ones, fp16 about half.
-    assert!(size("model_opt_int8.onnx") * 3 < original, "int8 {}", size("model_opt_int8.onnx"));
-    assert!(size("model_opt_fp16.onnx") * 3 < original * 2, "fp16 {}", size("model_opt_fp16.onnx"));
+    assert!(
+        size("model_opt_int8.onnx") * 3 < original,
+        "int8 {}",
+        size("model_opt_int8.onnx")
+    );
+    assert!(
+        size("model_opt_fp16.onnx") * 3 < original * 2,
+        "fp16 {}",
+        size("model_opt_fp16.onnx")
+    );
     assert!(size("model_opt.onnx") * 10 > original * 9);
     // --check now names the directory.
     let o = uqd(&["--check", "--variants-dir"], &[&vdir, &dir]);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), out.display().to_string());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        out.display().to_string()
+    );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&vdir);
 }
@@ -95,11 +124,17 @@ fn unsupported_model_type_and_missing_python_are_clear_errors() {
     let o = uqd(&["--out"], &[&out, Path::new("--python"), &py, &dir]);
     assert!(!o.status.success());
     let t = text(&o);
-    assert!(t.contains("model_type 't5'") && t.contains("supported") && t.contains("deberta"), "{t}");
+    assert!(
+        t.contains("model_type 't5'") && t.contains("supported") && t.contains("deberta"),
+        "{t}"
+    );
     let o = uqd(&["--python", "/nonexistent/python3"], &[&dir]);
     assert!(!o.status.success());
     let t = text(&o);
-    assert!(t.contains("/nonexistent/python3") && t.contains("UQ_MODEL_PYTHON"), "{t}");
+    assert!(
+        t.contains("/nonexistent/python3") && t.contains("UQ_MODEL_PYTHON"),
+        "{t}"
+    );
     let o = uqd(&["--python"], &[&py, &out.join("no-such-model")]);
     let t = text(&o);
     assert!(!o.status.success() && t.contains("does not exist"), "{t}");

@@ -624,7 +624,12 @@ for y in range(h):
     prev = line
 print(nonwhite / (w * h))
 "#;
-    let o = match Command::new("python3").arg("-c").arg(DECODE).arg(png).output() {
+    let o = match Command::new("python3")
+        .arg("-c")
+        .arg(DECODE)
+        .arg(png)
+        .output()
+    {
         Ok(o) => o,
         Err(e) => {
             eprintln!("python3 could not be run to decode the PNG: {e}");
@@ -753,7 +758,11 @@ fn calibrated_scores_are_compared_with_the_raw_ones() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     let rows = table_rows(&html, "calibration-metrics");
-    assert_eq!(rows.len(), 1, "only run 1's entailment is calibrated: {rows:?}");
+    assert_eq!(
+        rows.len(),
+        1,
+        "only run 1's entailment is calibrated: {rows:?}"
+    );
     let run1 = &specs[0];
     let (raw, labels): (Vec<f64>, Vec<bool>) = run1
         .units

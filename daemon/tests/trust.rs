@@ -20,9 +20,13 @@ use uqd::server::Server;
 
 /// The test engine with the v2 NLI model from `../shared/models`.
 static V2: Lazy<Arc<Engine>> = Lazy::new(|| {
-    let model = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/models/nli-minilm-l6-v2");
-    assert!(model.join("model.onnx").exists(), "{} is missing", model.display());
+    let model =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/models/nli-minilm-l6-v2");
+    assert!(
+        model.join("model.onnx").exists(),
+        "{} is missing",
+        model.display()
+    );
     let mut config = common::test_config();
     config.nli_model = model;
     Arc::new(Engine::load(&config).unwrap_or_else(|e| panic!("Engine::load: {e}")))
@@ -62,7 +66,10 @@ fn verification_removes_what_the_kept_claims_do_not_state() {
 #[test]
 fn coverage_finds_the_sentence_whose_detail_the_claims_dropped() {
     let response = "Marie Curie was a physicist. She was born in Vienna in 1867.";
-    let claims = strings(&["Marie Curie was a physicist.", "Marie Curie was born in 1867."]);
+    let claims = strings(&[
+        "Marie Curie was a physicist.",
+        "Marie Curie was born in 1867.",
+    ]);
     let c = coverage(&V2, response, &claims, 0.5).unwrap();
     let covered: Vec<(usize, &str, bool)> = c
         .iter()
@@ -92,7 +99,10 @@ fn fake() -> FakeOpenAi {
     FakeOpenAi::start(Arc::new(|body: &Value| {
         let user = user_message(body);
         if user.contains("Here is the passage") {
-            return (200, "### Marie Curie was a physicist.\n### Marie Curie was born in 1867.".into());
+            return (
+                200,
+                "### Marie Curie was a physicist.\n### Marie Curie was born in 1867.".into(),
+            );
         }
         if user.contains("synthesize these facts") {
             return (200, format!("Marie Curie was a physicist. {INVENTED}"));
@@ -125,17 +135,32 @@ fn err(s: &Server, request: Value) -> String {
 fn uncovered_sentences_are_scored_reported_or_left_alone() {
     let (s, llm) = (server("coverage-op"), fake());
     let score = |coverage: &str| {
-        ok(&s, json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
-            "granularity": "claim", "scorers": ["entailment"], "llm": llm.config(), "coverage": coverage}}))
+        ok(
+            &s,
+            json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
+            "granularity": "claim", "scorers": ["entailment"], "llm": llm.config(), "coverage": coverage}}),
+        )
     };
     let r = score("add_units");
     assert_eq!(
         r["units"],
-        json!(["Marie Curie was a physicist.", "Marie Curie was born in 1867.", "She was born in Vienna in 1867."])
+        json!([
+            "Marie Curie was a physicist.",
+            "Marie Curie was born in 1867.",
+            "She was born in Vienna in 1867."
+        ])
     );
-    assert_eq!(r["origins"], json!(["claim", "claim", "uncovered_sentence"]));
+    assert_eq!(
+        r["origins"],
+        json!(["claim", "claim", "uncovered_sentence"])
+    );
     assert_eq!(r["scores"].as_array().unwrap().len(), 3);
-    let covered: Vec<Value> = r["coverage"].as_array().unwrap().iter().map(|c| c["covered"].clone()).collect();
+    let covered: Vec<Value> = r["coverage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["covered"].clone())
+        .collect();
     assert_eq!(covered, vec![json!(true), json!(false)]);
     // The false detail is now scored: the samples say Warsaw.
     let vienna = r["scores"][2]["score"].as_f64().unwrap();
@@ -150,16 +175,31 @@ fn uncovered_sentences_are_scored_reported_or_left_alone() {
     assert!(r.get("coverage").is_none(), "{r}");
 
     // Caller-given units are not checked.
-    let r = ok(&s, json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
-        "granularity": "claim", "units": ["Marie Curie was born in 1867."], "scorers": ["entailment"]}}));
+    let r = ok(
+        &s,
+        json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": {
+        "granularity": "claim", "units": ["Marie Curie was born in 1867."], "scorers": ["entailment"]}}),
+    );
     assert_eq!(r["origins"], json!(["given"]));
 
     // The coverage op: the same check on its own, with the decomposition's claims or given ones.
-    let c = ok(&s, json!({"op": "coverage", "response": RESPONSE, "options": {"llm": llm.config()}}));
-    assert_eq!(c["claims"], json!(["Marie Curie was a physicist.", "Marie Curie was born in 1867."]));
+    let c = ok(
+        &s,
+        json!({"op": "coverage", "response": RESPONSE, "options": {"llm": llm.config()}}),
+    );
+    assert_eq!(
+        c["claims"],
+        json!([
+            "Marie Curie was a physicist.",
+            "Marie Curie was born in 1867."
+        ])
+    );
     assert_eq!(c["sentences"][1]["covered"], json!(false));
-    let c = ok(&s, json!({"op": "coverage", "response": RESPONSE,
-                          "options": {"units": ["Marie Curie was a physicist.", "Marie Curie was born in Vienna in 1867."]}}));
+    let c = ok(
+        &s,
+        json!({"op": "coverage", "response": RESPONSE,
+                          "options": {"units": ["Marie Curie was a physicist.", "Marie Curie was born in Vienna in 1867."]}}),
+    );
     assert_eq!(c["sentences"][1]["covered"], json!(true), "{c}");
 }
 
@@ -171,18 +211,40 @@ fn uad_verifies_its_reconstruction() {
         for (k, v) in extra.as_object().unwrap() {
             o[k] = v.clone();
         }
-        ok(&s, json!({"op": "uad", "response": RESPONSE, "samples": SAMPLES, "options": o}))
+        ok(
+            &s,
+            json!({"op": "uad", "response": RESPONSE, "samples": SAMPLES, "options": o}),
+        )
     };
     let r = uad(json!({}));
-    let origins: Vec<Value> = r["claims"].as_array().unwrap().iter().map(|c| c["origin"].clone()).collect();
-    assert_eq!(origins, vec![json!("claim"), json!("claim"), json!("uncovered_sentence")]);
+    let origins: Vec<Value> = r["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["origin"].clone())
+        .collect();
+    assert_eq!(
+        origins,
+        vec![json!("claim"), json!("claim"), json!("uncovered_sentence")]
+    );
     assert!(r["claims"][0]["kept"].as_bool().unwrap(), "{r}");
-    assert!(!r["claims"][2]["kept"].as_bool().unwrap(), "the Vienna sentence is dropped: {r}");
+    assert!(
+        !r["claims"][2]["kept"].as_bool().unwrap(),
+        "the Vienna sentence is dropped: {r}"
+    );
     assert_eq!(r["verified"], json!(true));
     assert_eq!(r["removed_sentences"], json!([INVENTED]));
-    assert!(!r["refined_response"].as_str().unwrap().contains("dentists"), "{r}");
+    assert!(
+        !r["refined_response"].as_str().unwrap().contains("dentists"),
+        "{r}"
+    );
     // The reconstruction prompt got the kept units only.
-    let recon: Vec<String> = llm.seen().iter().map(user_message).filter(|u| u.contains("synthesize")).collect();
+    let recon: Vec<String> = llm
+        .seen()
+        .iter()
+        .map(user_message)
+        .filter(|u| u.contains("synthesize"))
+        .collect();
     assert!(recon.iter().all(|u| !u.contains("Vienna")), "{recon:?}");
 
     // verify: false is the paper's plain reconstruction: the invented sentence stays.
@@ -195,7 +257,12 @@ fn uad_verifies_its_reconstruction() {
 #[test]
 fn bad_trust_options_say_how_to_fix_them() {
     let s = server("trust-errors");
-    let e = |o: Value| err(&s, json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": o}));
+    let e = |o: Value| {
+        err(
+            &s,
+            json!({"op": "score", "response": RESPONSE, "samples": SAMPLES, "options": o}),
+        )
+    };
     assert_eq!(
         e(json!({"coverage": "sometimes"})),
         "option coverage is \"sometimes\": use \"add_units\" (score uncovered sentences), \"report\" or \"off\""

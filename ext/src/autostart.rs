@@ -324,7 +324,10 @@ mod tests {
     fn else_the_panic_or_the_last_lines() {
         let log = "uqd: listening on /s\nthread 'main' panicked at src/x.rs:1:2:\nboom\n\
                    note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
-        assert_eq!(exit_reason(log), "thread 'main' panicked at src/x.rs:1:2: boom");
+        assert_eq!(
+            exit_reason(log),
+            "thread 'main' panicked at src/x.rs:1:2: boom"
+        );
         let log = "a\nb\nc\nd\n";
         assert_eq!(exit_reason(log), "b c d");
         assert!(exit_reason("").contains("nothing"));

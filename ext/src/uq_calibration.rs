@@ -33,8 +33,9 @@ struct FitCalibration;
 /// `method`: 'platt' or 'isotonic'.
 fn method(v: ValueRef<'_>) -> Result<Method, String> {
     match v {
-        ValueRef::Text(t) => Method::parse(&String::from_utf8_lossy(t))
-            .map_err(|e| format!("{FIT}: method: {e}")),
+        ValueRef::Text(t) => {
+            Method::parse(&String::from_utf8_lossy(t)).map_err(|e| format!("{FIT}: method: {e}"))
+        }
         other => Err(format!(
             "{FIT}: method must be TEXT 'platt' or 'isotonic', got {}; leave it out for 'platt'",
             describe(other)
@@ -48,13 +49,11 @@ impl FitCalibration {
             let m = method(ctx.get_raw(2))?;
             match rows.method {
                 None => rows.method = Some(m),
-                Some(prev) if prev != m => {
-                    return Err(format!(
-                        "{FIT}: method must be the same for every row of a group (got '{}' and '{}')",
-                        prev.as_str(),
-                        m.as_str()
-                    ))
-                }
+                Some(prev) if prev != m => return Err(format!(
+                    "{FIT}: method must be the same for every row of a group (got '{}' and '{}')",
+                    prev.as_str(),
+                    m.as_str()
+                )),
                 Some(_) => {}
             }
         }

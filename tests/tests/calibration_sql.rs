@@ -184,7 +184,10 @@ print(json.dumps(dict(status=status, errors=errors, problems=problems,
         .expect("calibration table")..];
     let table = &table[..table.find("</table>").unwrap()];
     assert_eq!(table.matches("<tr>").count(), 3, "header + 2 rows: {table}");
-    assert!(table.contains(">entailment<") && table.contains(">ensemble<"), "{table}");
+    assert!(
+        table.contains(">entailment<") && table.contains(">ensemble<"),
+        "{table}"
+    );
 }
 
 /// Python that fills table `t(grp, s, l)` of `db`: per group 300 scores in [0, 1] with labels
@@ -274,15 +277,33 @@ print(json.dumps(dict(problems=problems, slopes=slopes, hand=h, applied=applied)
     assert_eq!(v["problems"], serde_json::json!([]), "{v}");
     // The groups were drawn with slopes of opposite signs.
     let slopes = v["slopes"].as_array().unwrap();
-    assert!(slopes[0].as_f64().unwrap() > 2.0 && slopes[1].as_f64().unwrap() < -1.0, "{v}");
+    assert!(
+        slopes[0].as_f64().unwrap() > 2.0 && slopes[1].as_f64().unwrap() < -1.0,
+        "{v}"
+    );
     let h = &v["hand"];
     assert_eq!(h["x"], serde_json::json!([0.1, 0.2, 0.3, 0.4, 0.6]), "{v}");
     let y: Vec<f64> = serde_json::from_value(h["y"].clone()).unwrap();
     let want = [0.0, 0.5, 0.5, 2.0 / 3.0, 2.0 / 3.0];
-    assert!(y.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-15), "{v}");
-    assert_eq!((h["n"].as_u64(), h["positives"].as_u64()), (Some(6), Some(3)), "NULL rows skipped: {v}");
+    assert!(
+        y.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-15),
+        "{v}"
+    );
+    assert_eq!(
+        (h["n"].as_u64(), h["positives"].as_u64()),
+        (Some(6), Some(3)),
+        "NULL rows skipped: {v}"
+    );
     let applied: Vec<Option<f64>> = serde_json::from_value(v["applied"].clone()).unwrap();
-    let want = [Some(0.0), Some(0.25), Some(0.5), Some(7.0 / 12.0), Some(2.0 / 3.0), Some(2.0 / 3.0), None];
+    let want = [
+        Some(0.0),
+        Some(0.25),
+        Some(0.5),
+        Some(7.0 / 12.0),
+        Some(2.0 / 3.0),
+        Some(2.0 / 3.0),
+        None,
+    ];
     for (a, w) in applied.iter().zip(want) {
         match (a, w) {
             (Some(a), Some(w)) => assert!((a - w).abs() < 1e-12, "{v}"),
@@ -336,7 +357,11 @@ print(json.dumps(dict(fits=fits, problems=problems, missing=missing)))
         assert_eq!(fit(1, j), serde_json::json!({"a": 0.0, "b": 1.0}), "{v}");
     }
     assert_eq!(v["problems"], serde_json::json!([]), "{v}");
-    assert_eq!(v["missing"], serde_json::json!([0.2, null, null, 0.2]), "{v}");
+    assert_eq!(
+        v["missing"],
+        serde_json::json!([0.2, null, null, 0.2]),
+        "{v}"
+    );
 }
 
 /// Bad input gives errors that name the function, the argument and the fix (the full texts are
@@ -494,7 +519,10 @@ print(json.dumps(dict(problems=problems, n=[len(ent), len(ens), len(uad), len(ua
     assert_eq!(v["problems"], serde_json::json!([]), "{v}");
     assert_eq!(v["n"], serde_json::json!([3, 3, 3, 3]), "{v}");
     let kept = v["kept"].as_i64().unwrap();
-    assert_eq!(v["raw_kept_differ"], true, "the inverting model changes the kept claims: {v}");
+    assert_eq!(
+        v["raw_kept_differ"], true,
+        "the inverting model changes the kept claims: {v}"
+    );
     // Some claim kept: the refined answer is the reconstruction LLM's reply; none: the response.
     let refined = v["refined"].as_str().unwrap();
     if kept > 0 {

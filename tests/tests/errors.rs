@@ -258,56 +258,188 @@ fn calibration_and_ensemble_arguments() {
     let weights = r#"'{"a":0.5,"b":0.5}'"#;
     let mut case = |title: &str, sql: String| sql_case(&mut g, &sb, ":memory:", title, &sql);
     // uq_fit_calibration
-    case("uq_fit_calibration: empty table", "CREATE TABLE t(s, l); SELECT uq_fit_calibration(s, l) FROM t;".into());
-    case("uq_fit_calibration: every label NULL", format!("{t} UPDATE t SET l = NULL; SELECT uq_fit_calibration(s, l) FROM t;"));
-    case("uq_fit_calibration: one class", format!("{t} SELECT uq_fit_calibration(s, l) FROM t WHERE l = 1;"));
-    case("uq_fit_calibration: one class, isotonic", format!("{t} SELECT uq_fit_calibration(s, 0, 'isotonic') FROM t;"));
-    case("uq_fit_calibration: label 2", format!("{t} INSERT INTO t VALUES (0.5, 2); SELECT uq_fit_calibration(s, l) FROM t;"));
-    case("uq_fit_calibration: label text, score NULL", format!("{t} INSERT INTO t VALUES (NULL, 'yes'); SELECT uq_fit_calibration(s, l) FROM t;"));
-    case("uq_fit_calibration: score text", format!("{t} INSERT INTO t VALUES ('high', 1); SELECT uq_fit_calibration(s, l) FROM t;"));
-    case("uq_fit_calibration: method unknown", format!("{t} SELECT uq_fit_calibration(s, l, 'beta') FROM t;"));
-    case("uq_fit_calibration: method NULL", format!("{t} SELECT uq_fit_calibration(s, l, NULL) FROM t;"));
+    case(
+        "uq_fit_calibration: empty table",
+        "CREATE TABLE t(s, l); SELECT uq_fit_calibration(s, l) FROM t;".into(),
+    );
+    case(
+        "uq_fit_calibration: every label NULL",
+        format!("{t} UPDATE t SET l = NULL; SELECT uq_fit_calibration(s, l) FROM t;"),
+    );
+    case(
+        "uq_fit_calibration: one class",
+        format!("{t} SELECT uq_fit_calibration(s, l) FROM t WHERE l = 1;"),
+    );
+    case(
+        "uq_fit_calibration: one class, isotonic",
+        format!("{t} SELECT uq_fit_calibration(s, 0, 'isotonic') FROM t;"),
+    );
+    case(
+        "uq_fit_calibration: label 2",
+        format!("{t} INSERT INTO t VALUES (0.5, 2); SELECT uq_fit_calibration(s, l) FROM t;"),
+    );
+    case(
+        "uq_fit_calibration: label text, score NULL",
+        format!("{t} INSERT INTO t VALUES (NULL, 'yes'); SELECT uq_fit_calibration(s, l) FROM t;"),
+    );
+    case(
+        "uq_fit_calibration: score text",
+        format!("{t} INSERT INTO t VALUES ('high', 1); SELECT uq_fit_calibration(s, l) FROM t;"),
+    );
+    case(
+        "uq_fit_calibration: method unknown",
+        format!("{t} SELECT uq_fit_calibration(s, l, 'beta') FROM t;"),
+    );
+    case(
+        "uq_fit_calibration: method NULL",
+        format!("{t} SELECT uq_fit_calibration(s, l, NULL) FROM t;"),
+    );
     case("uq_fit_calibration: method that changes", format!("{t} SELECT uq_fit_calibration(s, l, CASE WHEN s < 0.5 THEN 'platt' ELSE 'isotonic' END) FROM t;"));
     // uq_calibrate
-    case("uq_calibrate: model NULL", "SELECT uq_calibrate(0.5, NULL);".into());
-    case("uq_calibrate: model not JSON", "SELECT uq_calibrate(0.5, 'platt');".into());
-    case("uq_calibrate: model an array", "SELECT uq_calibrate(0.5, '[4, -2]');".into());
-    case("uq_calibrate: model without method", r#"SELECT uq_calibrate(0.5, '{"a":4,"b":-2}');"#.into());
-    case("uq_calibrate: model with an unknown method", r#"SELECT uq_calibrate(0.5, '{"method":"beta","a":1}');"#.into());
-    case("uq_calibrate: platt without b", r#"SELECT uq_calibrate(0.5, '{"method":"platt","a":4}');"#.into());
-    case("uq_calibrate: platt with an unknown key", r#"SELECT uq_calibrate(0.5, '{"method":"platt","a":4,"b":-2,"c":1}');"#.into());
-    case("uq_calibrate: isotonic lengths differ", r#"SELECT uq_calibrate(0.5, '{"method":"isotonic","x":[0.1,0.2],"y":[0.5]}');"#.into());
-    case("uq_calibrate: isotonic x decreasing", r#"SELECT uq_calibrate(0.5, '{"method":"isotonic","x":[0.2,0.1],"y":[0.1,0.2]}');"#.into());
-    case("uq_calibrate: isotonic y decreasing", r#"SELECT uq_calibrate(0.5, '{"method":"isotonic","x":[0.1,0.2],"y":[0.3,0.2]}');"#.into());
-    case("uq_calibrate: isotonic y above 1", r#"SELECT uq_calibrate(0.5, '{"method":"isotonic","x":[0.1,0.2],"y":[0.3,1.5]}');"#.into());
-    case("uq_calibrate: score text", format!("SELECT uq_calibrate('high', {platt});"));
+    case(
+        "uq_calibrate: model NULL",
+        "SELECT uq_calibrate(0.5, NULL);".into(),
+    );
+    case(
+        "uq_calibrate: model not JSON",
+        "SELECT uq_calibrate(0.5, 'platt');".into(),
+    );
+    case(
+        "uq_calibrate: model an array",
+        "SELECT uq_calibrate(0.5, '[4, -2]');".into(),
+    );
+    case(
+        "uq_calibrate: model without method",
+        r#"SELECT uq_calibrate(0.5, '{"a":4,"b":-2}');"#.into(),
+    );
+    case(
+        "uq_calibrate: model with an unknown method",
+        r#"SELECT uq_calibrate(0.5, '{"method":"beta","a":1}');"#.into(),
+    );
+    case(
+        "uq_calibrate: platt without b",
+        r#"SELECT uq_calibrate(0.5, '{"method":"platt","a":4}');"#.into(),
+    );
+    case(
+        "uq_calibrate: platt with an unknown key",
+        r#"SELECT uq_calibrate(0.5, '{"method":"platt","a":4,"b":-2,"c":1}');"#.into(),
+    );
+    case(
+        "uq_calibrate: isotonic lengths differ",
+        r#"SELECT uq_calibrate(0.5, '{"method":"isotonic","x":[0.1,0.2],"y":[0.5]}');"#.into(),
+    );
+    case(
+        "uq_calibrate: isotonic x decreasing",
+        r#"SELECT uq_calibrate(0.5, '{"method":"isotonic","x":[0.2,0.1],"y":[0.1,0.2]}');"#.into(),
+    );
+    case(
+        "uq_calibrate: isotonic y decreasing",
+        r#"SELECT uq_calibrate(0.5, '{"method":"isotonic","x":[0.1,0.2],"y":[0.3,0.2]}');"#.into(),
+    );
+    case(
+        "uq_calibrate: isotonic y above 1",
+        r#"SELECT uq_calibrate(0.5, '{"method":"isotonic","x":[0.1,0.2],"y":[0.3,1.5]}');"#.into(),
+    );
+    case(
+        "uq_calibrate: score text",
+        format!("SELECT uq_calibrate('high', {platt});"),
+    );
     // uq_fit_ensemble
-    case("uq_fit_ensemble: empty table", "CREATE TABLE t(s, l); SELECT uq_fit_ensemble(s, l) FROM t;".into());
-    case("uq_fit_ensemble: one class", format!("{e} SELECT uq_fit_ensemble(s, 1) FROM t;"));
-    case("uq_fit_ensemble: label 2", format!("{e} SELECT uq_fit_ensemble(s, 2) FROM t;"));
-    case("uq_fit_ensemble: scores not JSON", format!("{t} SELECT uq_fit_ensemble(s, l) FROM t;"));
-    case("uq_fit_ensemble: scores an array", format!("{e} SELECT uq_fit_ensemble(json_array(0.1, 0.2), l) FROM t;"));
-    case("uq_fit_ensemble: score text", format!("{e} SELECT uq_fit_ensemble(json_object('a', 'high'), l) FROM t;"));
+    case(
+        "uq_fit_ensemble: empty table",
+        "CREATE TABLE t(s, l); SELECT uq_fit_ensemble(s, l) FROM t;".into(),
+    );
+    case(
+        "uq_fit_ensemble: one class",
+        format!("{e} SELECT uq_fit_ensemble(s, 1) FROM t;"),
+    );
+    case(
+        "uq_fit_ensemble: label 2",
+        format!("{e} SELECT uq_fit_ensemble(s, 2) FROM t;"),
+    );
+    case(
+        "uq_fit_ensemble: scores not JSON",
+        format!("{t} SELECT uq_fit_ensemble(s, l) FROM t;"),
+    );
+    case(
+        "uq_fit_ensemble: scores an array",
+        format!("{e} SELECT uq_fit_ensemble(json_array(0.1, 0.2), l) FROM t;"),
+    );
+    case(
+        "uq_fit_ensemble: score text",
+        format!("{e} SELECT uq_fit_ensemble(json_object('a', 'high'), l) FROM t;"),
+    );
     case("uq_fit_ensemble: scorers differ between rows", format!("{e} INSERT INTO t VALUES (json_object('a', 0.5), 1); SELECT uq_fit_ensemble(s, l) FROM t;"));
     case("uq_fit_ensemble: every row misses a score", format!("{e} UPDATE t SET s = json_set(s, '$.b', json('null')); SELECT uq_fit_ensemble(s, l) FROM t;"));
-    case("uq_fit_ensemble: log_loss with a score above 1", format!(r#"{e} INSERT INTO t VALUES (json_object('a', 1.5, 'b', 0.2), 1); SELECT uq_fit_ensemble(s, l, '{{"objective":"log_loss"}}') FROM t;"#));
-    case("uq_fit_ensemble: objective unknown", format!(r#"{e} SELECT uq_fit_ensemble(s, l, '{{"objective":"brier"}}') FROM t;"#));
-    case("uq_fit_ensemble: option unknown", format!(r#"{e} SELECT uq_fit_ensemble(s, l, '{{"steps":5}}') FROM t;"#));
-    case("uq_fit_ensemble: options not an object", format!(r#"{e} SELECT uq_fit_ensemble(s, l, '"auroc"') FROM t;"#));
+    case(
+        "uq_fit_ensemble: log_loss with a score above 1",
+        format!(
+            r#"{e} INSERT INTO t VALUES (json_object('a', 1.5, 'b', 0.2), 1); SELECT uq_fit_ensemble(s, l, '{{"objective":"log_loss"}}') FROM t;"#
+        ),
+    );
+    case(
+        "uq_fit_ensemble: objective unknown",
+        format!(r#"{e} SELECT uq_fit_ensemble(s, l, '{{"objective":"brier"}}') FROM t;"#),
+    );
+    case(
+        "uq_fit_ensemble: option unknown",
+        format!(r#"{e} SELECT uq_fit_ensemble(s, l, '{{"steps":5}}') FROM t;"#),
+    );
+    case(
+        "uq_fit_ensemble: options not an object",
+        format!(r#"{e} SELECT uq_fit_ensemble(s, l, '"auroc"') FROM t;"#),
+    );
     // uq_ensemble
-    case("uq_ensemble: weights NULL", r#"SELECT uq_ensemble('{"a":0.5}', NULL);"#.into());
-    case("uq_ensemble: weights an array", r#"SELECT uq_ensemble('{"a":0.5}', '[0.5, 0.5]');"#.into());
-    case("uq_ensemble: weights empty", r#"SELECT uq_ensemble('{"a":0.5}', '{}');"#.into());
-    case("uq_ensemble: weight negative", r#"SELECT uq_ensemble('{"a":0.5}', '{"a":-1}');"#.into());
-    case("uq_ensemble: every weight 0", r#"SELECT uq_ensemble('{"a":0.5}', '{"a":0}');"#.into());
-    case("uq_ensemble: a weighted scorer missing", format!(r#"SELECT uq_ensemble('{{"a":0.5}}', {weights});"#));
-    case("uq_ensemble: scores not JSON", format!("SELECT uq_ensemble('0.5 0.5', {weights});"));
-    case("uq_ensemble: score text", format!(r#"SELECT uq_ensemble('{{"a":"x","b":0.5}}', {weights});"#));
+    case(
+        "uq_ensemble: weights NULL",
+        r#"SELECT uq_ensemble('{"a":0.5}', NULL);"#.into(),
+    );
+    case(
+        "uq_ensemble: weights an array",
+        r#"SELECT uq_ensemble('{"a":0.5}', '[0.5, 0.5]');"#.into(),
+    );
+    case(
+        "uq_ensemble: weights empty",
+        r#"SELECT uq_ensemble('{"a":0.5}', '{}');"#.into(),
+    );
+    case(
+        "uq_ensemble: weight negative",
+        r#"SELECT uq_ensemble('{"a":0.5}', '{"a":-1}');"#.into(),
+    );
+    case(
+        "uq_ensemble: every weight 0",
+        r#"SELECT uq_ensemble('{"a":0.5}', '{"a":0}');"#.into(),
+    );
+    case(
+        "uq_ensemble: a weighted scorer missing",
+        format!(r#"SELECT uq_ensemble('{{"a":0.5}}', {weights});"#),
+    );
+    case(
+        "uq_ensemble: scores not JSON",
+        format!("SELECT uq_ensemble('0.5 0.5', {weights});"),
+    );
+    case(
+        "uq_ensemble: score text",
+        format!(r#"SELECT uq_ensemble('{{"a":"x","b":0.5}}', {weights});"#),
+    );
     // options of the scoring functions (checked before any daemon call)
-    case("options: calibration a bare model", format!(r#"SELECT response_confidence('A b.', '["C d."]', json_object('calibration', json({platt})));"#));
-    case("options: calibration of a scorer not used", format!(r#"SELECT response_confidence('A b.', '["C d."]', json_object('calibration', json_object('page_rank', json({platt}))));"#));
+    case(
+        "options: calibration a bare model",
+        format!(
+            r#"SELECT response_confidence('A b.', '["C d."]', json_object('calibration', json({platt})));"#
+        ),
+    );
+    case(
+        "options: calibration of a scorer not used",
+        format!(
+            r#"SELECT response_confidence('A b.', '["C d."]', json_object('calibration', json_object('page_rank', json({platt}))));"#
+        ),
+    );
     case("options: calibration with a malformed model", r#"SELECT response_confidence('A b.', '["C d."]', '{"calibration":{"entailment":{"method":"platt"}}}');"#.into());
-    case("options: ensemble without weights", r#"SELECT response_confidence('A b.', '["C d."]', '{"scorers":["ensemble"]}');"#.into());
+    case(
+        "options: ensemble without weights",
+        r#"SELECT response_confidence('A b.', '["C d."]', '{"scorers":["ensemble"]}');"#.into(),
+    );
     case("options: ensemble_weights without ensemble", r#"SELECT response_confidence('A b.', '["C d."]', '{"ensemble_weights":{"entailment":1}}');"#.into());
     case("options: ensemble_weights naming no scorer", r#"SELECT response_confidence('A b.', '["C d."]', '{"scorers":["ensemble"],"ensemble_weights":{"entailmnt":1}}');"#.into());
     case("options: ensemble of a graph scorer at sentences", r#"SELECT response_confidence('A b.', '["C d."]', '{"scorers":["ensemble"],"ensemble_weights":{"page_rank":1}}');"#.into());

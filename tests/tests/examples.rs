@@ -62,13 +62,23 @@ fn jobs_example_scores_a_table_in_a_database_file() {
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), script.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "job 1", "{text}");
     assert_eq!(lines[1], "status done", "{text}");
     assert_eq!(lines[2], "progress 2/2 rows, 0 errors", "{text}");
-    assert!(lines[3].starts_with("1|It is made of gold.|entailment|"), "{text}");
-    assert!(lines[4].starts_with("2|It lies in the Andes.|entailment|"), "{text}");
+    assert!(
+        lines[3].starts_with("1|It is made of gold.|entailment|"),
+        "{text}"
+    );
+    assert!(
+        lines[4].starts_with("2|It lies in the Andes.|entailment|"),
+        "{text}"
+    );
     // One AUROC line per scorer; entailment separates the two invented sentences perfectly.
     let auroc: Vec<&str> = lines[5..].to_vec();
     assert_eq!(auroc.len(), 3, "{text}");
@@ -90,12 +100,25 @@ fn factscore_job_example_scores_stored_claims_and_writes_the_report() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "job 1 (m = 3): done, 2/2 rows, 0 errors", "{text}");
-    assert_eq!(lines[1], "job 2 (m = 5): done, 2/2 rows, 0 errors", "{text}");
+    assert_eq!(
+        lines[0], "job 1 (m = 3): done, 2/2 rows, 0 errors",
+        "{text}"
+    );
+    assert_eq!(
+        lines[1], "job 2 (m = 5): done, 2/2 rows, 0 errors",
+        "{text}"
+    );
     // 4 scorers × 2 runs; every stored claim of the first two bios is labelled 0/1.
-    let rows: Vec<Vec<&str>> = lines[3..11].iter().map(|l| l.split('|').collect()).collect();
+    let rows: Vec<Vec<&str>> = lines[3..11]
+        .iter()
+        .map(|l| l.split('|').collect())
+        .collect();
     let labelled = rows[0][2];
     for r in &rows {
         assert_eq!(r.len(), 5, "{text}");
@@ -110,10 +133,16 @@ fn factscore_job_example_scores_stored_claims_and_writes_the_report() {
         .unwrap();
     let counts = String::from_utf8_lossy(&conn_check.stdout);
     let counts: Vec<&str> = counts.lines().collect();
-    assert_eq!(counts[0], (2 * labelled.parse::<usize>().unwrap()).to_string());
+    assert_eq!(
+        counts[0],
+        (2 * labelled.parse::<usize>().unwrap()).to_string()
+    );
     assert_eq!(counts[1], "2");
     let report = sb.dir.join("fs-report").join("index.html");
     assert!(lines[11].contains("index.html"), "{text}");
     let html = std::fs::read_to_string(&report).unwrap();
-    assert!(html.contains("AUROC vs number of samples m"), "report lacks the m ablation");
+    assert!(
+        html.contains("AUROC vs number of samples m"),
+        "report lacks the m ablation"
+    );
 }

@@ -124,7 +124,10 @@ print(json.dumps(dict(
     assert_eq!(v["units"], 4 * n, "{v}");
     assert_eq!(v["scores"], 8 * n, "{v}");
     assert_eq!(v["job"], serde_json::json!(["done", n, n, 0]), "{v}");
-    assert_eq!(v["committed_kept"], true, "rows committed before the kill are unchanged: {v}");
+    assert_eq!(
+        v["committed_kept"], true,
+        "rows committed before the kill are unchanged: {v}"
+    );
     assert!(v["committed"].as_i64().unwrap() >= 3 * 8, "{v}");
     assert!(v["reads"].as_i64().unwrap() > 10, "{v}");
     assert_eq!(v["problems"], serde_json::json!([]), "{v}");
@@ -239,11 +242,21 @@ print(json.dumps(dict(cancelled=cancelled, final=final, done1=done1, done2=done2
 
     // `uqd score` from the command line over the same table: a new job, run to its end.
     let out = std::process::Command::new(dist().join("uqd"))
-        .args(["score", &db, "answers", "--options", r#"{"scorers":["entailment"]}"#])
+        .args([
+            "score",
+            &db,
+            "answers",
+            "--options",
+            r#"{"scorers":["entailment"]}"#,
+        ])
         .env("UQ_CACHE_DB", sb.dir.join("cache2.sqlite"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["status"], "done", "{r}");
     assert_eq!(r["rows"], 30, "{r}");
@@ -280,7 +293,11 @@ fn grading_functions_read_the_judges_answer() {
         let system = message(&r.body, "system");
         let user = message(&r.body, "user");
         let text = if system.contains("linguistic analyst") {
-            if user.contains("most beautiful") { "**Subjective**" } else { "Objective." }
+            if user.contains("most beautiful") {
+                "**Subjective**"
+            } else {
+                "Objective."
+            }
         } else if user.contains("Lyon") {
             "No, the context says Paris."
         } else {

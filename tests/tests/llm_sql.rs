@@ -377,9 +377,11 @@ fn uad_claims_keeps_tied_claims_at_every_percentile() {
     let response = lit(RESPONSE);
     let samples = json_lit(&SAMPLES);
     for q in [0, 10, 50, 90, 100] {
-        let options = lit(&json!({"scorers": ["entailment"], "units": [tied, tied, tied, other],
+        let options = lit(
+            &json!({"scorers": ["entailment"], "units": [tied, tied, tied, other],
                                   "threshold_percentile": q, "reconstruction_llm": "rebuilder"})
-        .to_string());
+            .to_string(),
+        );
         let out = sb.sqlite_ok(&format!(
             "{register}
              SELECT json_group_array(json_array(claim, score, kept, threshold))
@@ -396,17 +398,31 @@ fn uad_claims_keeps_tied_claims_at_every_percentile() {
             score(0) == score(1) && score(1) == score(2),
             "one claim, one score: {rows:?}"
         );
-        assert!(score(3) < score(0), "the contradicted claim scores lower: {rows:?}");
+        assert!(
+            score(3) < score(0),
+            "the contradicted claim scores lower: {rows:?}"
+        );
         assert_eq!(
             (kept(0), kept(1), kept(2)),
             (1, 1, 1),
             "q = {q}: tied claims are kept together (threshold {threshold}): {rows:?}"
         );
-        assert_eq!(kept(3), i64::from(score(3) >= threshold), "q = {q}: {rows:?}");
+        assert_eq!(
+            kept(3),
+            i64::from(score(3) >= threshold),
+            "q = {q}: {rows:?}"
+        );
         assert_eq!(kept(3), i64::from(q == 0), "q = {q}: {rows:?}");
-        assert_eq!(refined, FAKE_ANSWER, "q = {q}: kept claims are reconstructed");
+        assert_eq!(
+            refined, FAKE_ANSWER,
+            "q = {q}: kept claims are reconstructed"
+        );
     }
-    assert_eq!(fake.hits("rebuilder"), 2, "two kept sets (q = 0 and the rest), each asked once");
+    assert_eq!(
+        fake.hits("rebuilder"),
+        2,
+        "two kept sets (q = 0 and the rest), each asked once"
+    );
 }
 
 /// One registered LLM with two replicas (`base_url` a list): the first refuses connections (a
@@ -446,6 +462,13 @@ fn a_registered_llm_fails_over_across_its_replicas() {
         .chain(std::iter::repeat_n(FAKE_ANSWER.to_string(), prompts.len()))
         .collect::<Vec<_>>()
         .join("\n");
-    assert_eq!(out, expected, "with max_retries 0, only failover to the live replica answers");
-    assert_eq!(fake.hits("pooled"), prompts.len(), "each prompt reached the live replica once");
+    assert_eq!(
+        out, expected,
+        "with max_retries 0, only failover to the live replica answers"
+    );
+    assert_eq!(
+        fake.hits("pooled"),
+        prompts.len(),
+        "each prompt reached the live replica once"
+    );
 }

@@ -14,8 +14,12 @@ const SAMPLES: &str = "json_array(\
 fn sandbox(name: &str) -> Sandbox {
     let sb = Sandbox::new(name);
     let cache = sb.dir.join("completions.sqlite").display().to_string();
-    let v2 = root().join("../shared/models/nli-minilm-l6-v2").display().to_string();
-    sb.with_env("UQ_CACHE_DB", &cache).with_env("UQ_NLI_MODEL", &v2)
+    let v2 = root()
+        .join("../shared/models/nli-minilm-l6-v2")
+        .display()
+        .to_string();
+    sb.with_env("UQ_CACHE_DB", &cache)
+        .with_env("UQ_NLI_MODEL", &v2)
 }
 
 #[test]
@@ -55,9 +59,15 @@ fn the_demo_answer_keeps_no_false_or_invented_fact() {
     assert_eq!(vienna[1], "0", "the Vienna unit is not kept:\n{out}");
     assert_eq!(get("verified"), "1", "{out}");
     let refined = get("refined");
-    assert!(!refined.is_empty() && !refined.contains("Vienna") && !refined.contains("Pierre"), "{out}");
+    assert!(
+        !refined.is_empty() && !refined.contains("Vienna") && !refined.contains("Pierre"),
+        "{out}"
+    );
     let min_e: f64 = get("min_entailment").parse().unwrap();
-    assert!(min_e >= 0.5, "a sentence of the refined answer is not entailed by the kept claims:\n{out}");
+    assert!(
+        min_e >= 0.5,
+        "a sentence of the refined answer is not entailed by the kept claims:\n{out}"
+    );
     assert_eq!(
         get("cleaned"),
         "Marie Curie was a physicist and chemist. She won the Nobel Prize in Physics in 1903.",

@@ -71,18 +71,24 @@ impl CalibrationOptions {
     }
 
     /// Every model must be of a scorer that is computed: one of `scorers` or the UAD scorer.
-    pub(super) fn check(&self, scorers: &[Scorer], uad_scorer: Option<Scorer>) -> Result<(), String> {
+    pub(super) fn check(
+        &self,
+        scorers: &[Scorer],
+        uad_scorer: Option<Scorer>,
+    ) -> Result<(), String> {
         match self
             .models
             .iter()
             .find(|(s, _)| !scorers.contains(s) && uad_scorer != Some(*s))
         {
-            Some((s, _)) => Err(format!(
+            Some((s, _)) => {
+                Err(format!(
                 "option calibration has a model for {s}, which is not among scorers ({}){}: add \
                  {s} to scorers or drop its model",
                 scorers.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
                 if uad_scorer.is_some() { " nor uad_scorer" } else { "" }
-            )),
+            ))
+            }
             None => Ok(()),
         }
     }

@@ -85,9 +85,7 @@ impl DecomposeOptions {
             }
             "units" => self.units = Some(string_array("units", val)?),
             "sample_units" => self.sample_units = Some(parse_sample_units(val)?),
-            "coverage" => {
-                self.coverage = Coverage::parse(string_option(key, val, "\"report\"")?)?
-            }
+            "coverage" => self.coverage = Coverage::parse(string_option(key, val, "\"report\"")?)?,
             "coverage_threshold" => {
                 self.coverage_threshold = ranged(
                     key,

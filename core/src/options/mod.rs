@@ -28,8 +28,7 @@ pub use json::type_name;
 pub use llm::{parse_llm_config, LlmBackendKind, LlmConfig, LlmOptions, LlmRole, LLM_CONFIG_KEYS};
 pub use scoring::{
     parse_samples, select_samples, EnsembleWeights, ScoringOptions, DEFAULT_NUM_QUESTIONS,
-    DEFAULT_QA_SAMPLES,
-    DEFAULT_SCORERS, MAX_QA,
+    DEFAULT_QA_SAMPLES, DEFAULT_SCORERS, MAX_QA,
 };
 pub use uad::{UadOptions, DEFAULT_UAD_THRESHOLD, DEFAULT_VERIFY_THRESHOLD};
 
@@ -130,16 +129,20 @@ impl ScoreOptions {
             || self.uad.uad_scorer == Some(Scorer::Ensemble);
         match (wants_ensemble, &self.scoring.ensemble_weights) {
             (true, None) => {
-                return Err("scorer ensemble needs option ensemble_weights, the weights \
+                return Err(
+                    "scorer ensemble needs option ensemble_weights, the weights \
                             uq_fit_ensemble returns, e.g. \
                             \"ensemble_weights\":{\"entailment\":0.6,\"noncontradiction\":0.4}"
-                    .to_string())
+                        .to_string(),
+                )
             }
             (false, Some(_)) => {
-                return Err("option ensemble_weights is given but scorer ensemble is not used: add \
+                return Err(
+                    "option ensemble_weights is given but scorer ensemble is not used: add \
                             \"ensemble\" to scorers (or make it uad_scorer), or drop \
                             ensemble_weights"
-                    .to_string())
+                        .to_string(),
+                )
             }
             _ => {}
         }

@@ -592,7 +592,10 @@ fn calibration_holds_a_model_per_scorer() {
         json!({"calibration": platt}),
         "option calibration maps scorer names to models, but it holds a bare model",
     );
-    bad(json!({"calibration": 1}), "option calibration must be an object");
+    bad(
+        json!({"calibration": 1}),
+        "option calibration must be an object",
+    );
     bad(
         json!({"calibration": {"entailment": {"method": "platt", "a": 2}}}),
         "option calibration.entailment has no \"b\"",
@@ -633,9 +636,15 @@ fn base_url_lists_replicas() {
     let one = parse_llm_config("llm", &json!({"base_url": "http://a:8000/v1"})).unwrap();
     assert!(one.replicas.is_empty());
     let e = parse_llm_config("llm", &json!({"base_url": []})).unwrap_err();
-    assert!(e.contains("llm.base_url") && e.contains("empty array"), "{e}");
+    assert!(
+        e.contains("llm.base_url") && e.contains("empty array"),
+        "{e}"
+    );
     let e = parse_llm_config("judge_llm", &json!({"base_url": ["http://a/v1", 3]})).unwrap_err();
-    assert!(e.contains("judge_llm.base_url[1]") && e.contains("URL string"), "{e}");
+    assert!(
+        e.contains("judge_llm.base_url[1]") && e.contains("URL string"),
+        "{e}"
+    );
     let e = parse_llm_config("llm", &json!({"replica_retry_ms": 0})).unwrap_err();
     assert!(e.contains("replica_retry_ms"), "{e}");
 }

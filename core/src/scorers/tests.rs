@@ -13,7 +13,10 @@ fn names_round_trip() {
 fn the_ensemble_is_a_unit_scorer_of_its_own_family() {
     let e = Scorer::Ensemble;
     assert_eq!(Scorer::parse("Ensemble"), Ok(e));
-    assert_eq!((e.family(), e.consistency()), (Family::Ensemble, Consistency::Weighted));
+    assert_eq!(
+        (e.family(), e.consistency()),
+        (Family::Ensemble, Consistency::Weighted)
+    );
     assert_eq!(Family::Ensemble.as_str(), "ensemble");
     // its needs are its components' (ScoringOptions::computed), none of its own
     assert!(!e.needs_samples() && !e.needs_nli() && !e.needs_embeddings() && !e.needs_llm());

@@ -50,7 +50,8 @@ impl GgufTokenizer {
             candle_core::quantized::gguf_file::Content::read(&mut f)
         }))
         .map_err(|_| format!("{} is not a readable GGUF (corrupt header)", path.display()))?;
-        let content = read.map_err(|e| format!("{} is not a readable GGUF: {e}", path.display()))?;
+        let content =
+            read.map_err(|e| format!("{} is not a readable GGUF: {e}", path.display()))?;
         Self::from_metadata(&content.metadata)
     }
 

@@ -135,7 +135,11 @@ impl OpenAiClient {
 
     /// The replicas taken out after failing, until their `replica_retry_ms` is over.
     pub fn replicas_down(&self) -> Vec<String> {
-        self.replicas.down().into_iter().map(str::to_string).collect()
+        self.replicas
+            .down()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
     }
 
     fn body(&self, req: &ChatRequest, n: usize, seed: Option<u64>) -> Value {
@@ -196,7 +200,10 @@ impl OpenAiClient {
                     .await
                     .map_err(|_| LlmError::Config("the client was shut down".into()))?;
                 let (i, _in_flight) = self.replicas.pick();
-                (i, self.attempt(&body, p.logprobs, self.replicas.url(i)).await)
+                (
+                    i,
+                    self.attempt(&body, p.logprobs, self.replicas.url(i)).await,
+                )
             };
             match outcome {
                 Attempt::Done(mut reply) => {
@@ -234,7 +241,11 @@ impl OpenAiClient {
             }
         }
         let target = if self.replicas.len() > 1 {
-            format!("{} replicas of {}", self.replicas.len(), self.settings.model)
+            format!(
+                "{} replicas of {}",
+                self.replicas.len(),
+                self.settings.model
+            )
         } else {
             format!("POST {}", self.url)
         };
@@ -332,10 +343,7 @@ impl OpenAiClient {
         };
         Attempt::Fail(LlmError::Rejected {
             status: code,
-            message: format!(
-                "POST {} → HTTP {status}: {body_snip}. Fix: {hint}",
-                url
-            ),
+            message: format!("POST {} → HTTP {status}: {body_snip}. Fix: {hint}", url),
         })
     }
 

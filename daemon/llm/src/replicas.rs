@@ -129,7 +129,11 @@ mod tests {
         let (c, gc) = r.pick();
         let mut seen = vec![a, b, c];
         seen.sort();
-        assert_eq!(seen, vec![0, 1, 2], "one request each before any gets a second");
+        assert_eq!(
+            seen,
+            vec![0, 1, 2],
+            "one request each before any gets a second"
+        );
         drop(gc);
         assert_eq!(r.pick().0, c, "the replica with nothing in flight");
         // A failed replica is skipped while out.

@@ -15,13 +15,25 @@ use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner
 use serde_json::{json, Value};
 use uq_llm::{backoff, parse, reply, ChatRequest, LlmBackend, OpenAiClient};
 
-fn fuzz<S: Strategy>(target: &str, cases: u32, strategy: S, mut test: impl FnMut(S::Value) -> Result<(), String>)
-where
+fn fuzz<S: Strategy>(
+    target: &str,
+    cases: u32,
+    strategy: S,
+    mut test: impl FnMut(S::Value) -> Result<(), String>,
+) where
     S::Value: std::fmt::Debug,
 {
-    let scale: u32 = std::env::var("UQ_FUZZ_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let config = Config { cases: cases * scale, failure_persistence: None, ..Config::default() };
-    let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let scale: u32 = std::env::var("UQ_FUZZ_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let config = Config {
+        cases: cases * scale,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let run = std::cell::Cell::new(0u64);
     let test = std::cell::RefCell::new(&mut test);
     let result = runner.run(&strategy, |v| {
@@ -35,7 +47,9 @@ where
     println!("fuzz {target}: {} cases run", run.get());
     match result {
         Ok(()) => {}
-        Err(TestError::Fail(why, input)) => panic!("fuzz {target}: {why}\nminimal input: {input:?}"),
+        Err(TestError::Fail(why, input)) => {
+            panic!("fuzz {target}: {why}\nminimal input: {input:?}")
+        }
         Err(e) => panic!("fuzz {target}: {e}"),
     }
 }
@@ -43,12 +57,65 @@ where
 /// Pieces of what models write: the `###` format, bullets, numbering, headings, the confidence
 /// phrases and percentages, yes/no words, line endings, multi-byte text.
 const TOKENS: &[&str] = &[
-    "###", "### ", "### NONE", "NONE", "- ", "* ", "• ", "1. ", "2) ", "(a) ", "\n", "\r\n", "\r", "\n\n",
-    "  ", "\t", "Here are the facts:", "Compilation", "non-entailed", "New claims:", "None", "No new claims",
-    "Paris is the capital of France.", "Is it?", "?", "**", "__", "no chance", "little chance",
-    "less than even", "fairly possible", "very good chance", "almost certain", "0%", "20 %", "40%",
-    "60%", "80%", "100%", "150%", "-5%", "%", "yes", "No", "true", "false", "objective", "subjective",
-    "Yes.", "é", "日本", "😀", "\u{0}", "\u{200b}", ".", ",", ":", "0", "99999999999999999999",
+    "###",
+    "### ",
+    "### NONE",
+    "NONE",
+    "- ",
+    "* ",
+    "• ",
+    "1. ",
+    "2) ",
+    "(a) ",
+    "\n",
+    "\r\n",
+    "\r",
+    "\n\n",
+    "  ",
+    "\t",
+    "Here are the facts:",
+    "Compilation",
+    "non-entailed",
+    "New claims:",
+    "None",
+    "No new claims",
+    "Paris is the capital of France.",
+    "Is it?",
+    "?",
+    "**",
+    "__",
+    "no chance",
+    "little chance",
+    "less than even",
+    "fairly possible",
+    "very good chance",
+    "almost certain",
+    "0%",
+    "20 %",
+    "40%",
+    "60%",
+    "80%",
+    "100%",
+    "150%",
+    "-5%",
+    "%",
+    "yes",
+    "No",
+    "true",
+    "false",
+    "objective",
+    "subjective",
+    "Yes.",
+    "é",
+    "日本",
+    "😀",
+    "\u{0}",
+    "\u{200b}",
+    ".",
+    ",",
+    ":",
+    "0",
+    "99999999999999999999",
 ];
 
 fn model_text() -> impl Strategy<Value = String> {
@@ -96,7 +163,8 @@ fn reply_body() -> impl Strategy<Value = String> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
+        any::<f64>()
+            .prop_map(|x| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)),
         ".{0,20}".prop_map(Value::from),
         Just(json!([])),
         Just(json!({})),
@@ -104,7 +172,9 @@ fn reply_body() -> impl Strategy<Value = String> {
     ];
     let logprobs = prop_oneof![
         any_json.clone(),
-        prop::collection::vec(any_json.clone(), 0..4).prop_map(|v| json!({"content": v.into_iter().map(|x| json!({"logprob": x})).collect::<Vec<_>>()})),
+        prop::collection::vec(any_json.clone(), 0..4).prop_map(
+            |v| json!({"content": v.into_iter().map(|x| json!({"logprob": x})).collect::<Vec<_>>()})
+        ),
         prop::collection::vec(any_json.clone(), 0..4).prop_map(|v| json!({"token_logprobs": v})),
     ];
     let choice = (any_json.clone(), any_json.clone(), any_json.clone(), any_json.clone(), logprobs).prop_map(
@@ -134,17 +204,22 @@ fn reply_body() -> impl Strategy<Value = String> {
 
 #[test]
 fn reply_body_decoder_never_panics() {
-    fuzz("openai_reply_body", 20_000, (reply_body(), any::<bool>()), |(body, want_lp)| {
-        if let Ok(r) = reply::parse_reply(&body, want_lp) {
-            if r.texts.is_empty() {
-                return Err("a usable reply with no text".into());
+    fuzz(
+        "openai_reply_body",
+        20_000,
+        (reply_body(), any::<bool>()),
+        |(body, want_lp)| {
+            if let Ok(r) = reply::parse_reply(&body, want_lp) {
+                if r.texts.is_empty() {
+                    return Err("a usable reply with no text".into());
+                }
+                if want_lp && r.logprobs.as_ref().map(Vec::len) != Some(r.texts.len()) {
+                    return Err("logprobs requested but not one list per choice".into());
+                }
             }
-            if want_lp && r.logprobs.as_ref().map(Vec::len) != Some(r.texts.len()) {
-                return Err("logprobs requested but not one list per choice".into());
-            }
-        }
-        Ok(())
-    });
+            Ok(())
+        },
+    );
 }
 
 #[test]
@@ -169,25 +244,43 @@ fn openai_client_decodes_arbitrary_http_replies() {
     s.max_retries = 0;
     s.timeout_ms = 5_000;
     let client = OpenAiClient::new(s).expect("client");
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let status = prop::sample::select(vec![200u16, 200, 200, 201, 204, 400, 401, 404, 408, 413, 429, 500, 503, 599]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let status = prop::sample::select(vec![
+        200u16, 200, 200, 201, 204, 400, 401, 404, 408, 413, 429, 500, 503, 599,
+    ]);
     let header = prop_oneof![
         Just(None),
         ".{0,20}".prop_map(|v| Some(("Retry-After".to_string(), v))),
         Just(Some(("Retry-After".to_string(), "0".to_string()))),
         Just(Some(("Content-Type".to_string(), "text/html".to_string()))),
     ];
-    fuzz("openai_client_http", 400, (status, header, reply_body(), 1usize..4), |(status, header, body, n)| {
-        let body = body.replace(['\r', '\n', '\u{0}'], " ");
-        server.push(vec![Reply::Raw { status, headers: header.into_iter().collect(), body }]);
-        let req = ChatRequest::new("Hi");
-        let call = client.complete(&req, n);
-        let out = rt.block_on(async { tokio::time::timeout(Duration::from_secs(20), call).await });
-        match out {
-            Err(_) => Err("the call hung".into()),
-            Ok(Ok(c)) if c.texts.len() != n => Err(format!("{} texts for n = {n}", c.texts.len())),
-            Ok(Err(e)) if e.message().is_empty() => Err("an error with no message".into()),
-            Ok(_) => Ok(()),
-        }
-    });
+    fuzz(
+        "openai_client_http",
+        400,
+        (status, header, reply_body(), 1usize..4),
+        |(status, header, body, n)| {
+            let body = body.replace(['\r', '\n', '\u{0}'], " ");
+            server.push(vec![Reply::Raw {
+                status,
+                headers: header.into_iter().collect(),
+                body,
+            }]);
+            let req = ChatRequest::new("Hi");
+            let call = client.complete(&req, n);
+            let out =
+                rt.block_on(async { tokio::time::timeout(Duration::from_secs(20), call).await });
+            match out {
+                Err(_) => Err("the call hung".into()),
+                Ok(Ok(c)) if c.texts.len() != n => {
+                    Err(format!("{} texts for n = {n}", c.texts.len()))
+                }
+                Ok(Err(e)) if e.message().is_empty() => Err("an error with no message".into()),
+                Ok(_) => Ok(()),
+            }
+        },
+    );
 }

@@ -77,7 +77,10 @@ async fn rate_limited_without_retry_after_backs_off() {
     for k in 0..2 {
         let gap = t[k + 1] - t[k];
         let most = uq_llm::backoff::ceiling(k as u32) + Duration::from_secs(1);
-        assert!(gap <= most, "retry {k} came {gap:?} after the 429 (at most {most:?})");
+        assert!(
+            gap <= most,
+            "retry {k} came {gap:?} after the 429 (at most {most:?})"
+        );
     }
 }
 
@@ -360,7 +363,11 @@ async fn concurrency_cap_holds_at_the_server() {
         let c = client.complete(&req(), 9).await.unwrap();
         assert_eq!(c.texts.len(), 9);
         assert_eq!(server.requests(), 9);
-        assert_eq!(server.max_in_flight(), cap, "requests the server saw in flight at once");
+        assert_eq!(
+            server.max_in_flight(),
+            cap,
+            "requests the server saw in flight at once"
+        );
     }
 }
 
@@ -380,7 +387,10 @@ async fn requests_per_minute_hold_at_the_server() {
     let t = server.arrivals();
     assert_eq!(t.len(), 32);
     let (used, allowed) = worst_window(&t, 1.0, 30.0, 0.5);
-    assert!(used <= allowed + 0.25, "{used} requests where the limit allows {allowed:.2}");
+    assert!(
+        used <= allowed + 0.25,
+        "{used} requests where the limit allows {allowed:.2}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -402,7 +412,10 @@ async fn tokens_per_minute_hold_at_the_server() {
     assert_eq!(c.usage.prompt_tokens + c.usage.completion_tokens, 32 * 13);
     let t = server.arrivals();
     let (used, allowed) = worst_window(&t, 13.0, 390.0, 6.5);
-    assert!(used <= allowed + 3.0, "{used} tokens sent where the limit allows {allowed:.1}");
+    assert!(
+        used <= allowed + 3.0,
+        "{used} tokens sent where the limit allows {allowed:.1}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

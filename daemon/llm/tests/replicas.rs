@@ -9,13 +9,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{settings, FakeOpenAi, Reply};
-use uq_llm::{CachedBackend, ChatRequest, CompletionCache, LlmBackend, LlmError, LlmSettings, OpenAiClient};
+use uq_llm::{
+    CachedBackend, ChatRequest, CompletionCache, LlmBackend, LlmError, LlmSettings, OpenAiClient,
+};
 
 fn req(i: usize) -> ChatRequest {
     ChatRequest::new(format!("Question {i}?"))
 }
 
-fn replicated(first: &FakeOpenAi, others: &[&FakeOpenAi], tweak: impl FnOnce(&mut LlmSettings)) -> OpenAiClient {
+fn replicated(
+    first: &FakeOpenAi,
+    others: &[&FakeOpenAi],
+    tweak: impl FnOnce(&mut LlmSettings),
+) -> OpenAiClient {
     let mut s = settings(first);
     s.replicas = others.iter().map(|o| o.base_url.clone()).collect();
     s.max_retries = 0;
@@ -30,12 +36,22 @@ async fn a_failing_replica_is_taken_out_and_the_call_moves_on() {
     // No retries at all: the move to the healthy replica is not a retry.
     let client = replicated(&failing, &[&healthy], |s| s.replica_retry_ms = 60_000);
     for i in 0..6 {
-        let c = client.complete(&req(i), 1).await.expect("the healthy replica answers");
+        let c = client
+            .complete(&req(i), 1)
+            .await
+            .expect("the healthy replica answers");
         assert_eq!(c.texts.len(), 1);
     }
     assert_eq!(healthy.requests(), 6);
-    assert!(failing.requests() <= 1, "taken out after its first failure: {} requests", failing.requests());
-    assert_eq!(client.replicas_down(), vec![format!("{}/chat/completions", failing.base_url)]);
+    assert!(
+        failing.requests() <= 1,
+        "taken out after its first failure: {} requests",
+        failing.requests()
+    );
+    assert_eq!(
+        client.replicas_down(),
+        vec![format!("{}/chat/completions", failing.base_url)]
+    );
     assert_eq!(client.total_usage().requests, 6);
 }
 
@@ -50,8 +66,16 @@ async fn every_replica_failing_is_an_error_naming_them() {
         .unwrap_err();
     assert!(matches!(e, LlmError::RetriesExhausted(_)), "{e}");
     let m = e.to_string();
-    assert!(m.contains("2 replicas of fake-model") && m.contains("HTTP 50"), "{m}");
-    assert!(a.requests() >= 1 && b.requests() >= 1, "both tried: {} {}", a.requests(), b.requests());
+    assert!(
+        m.contains("2 replicas of fake-model") && m.contains("HTTP 50"),
+        "{m}"
+    );
+    assert!(
+        a.requests() >= 1 && b.requests() >= 1,
+        "both tried: {} {}",
+        a.requests(),
+        b.requests()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -80,7 +104,10 @@ async fn a_replica_comes_back_after_replica_retry_ms() {
     let flaky = FakeOpenAi::scripted(vec![Reply::Error(503, "restarting".into())]);
     let other = FakeOpenAi::scripted(vec![]);
     let client = replicated(&flaky, &[&other], |s| s.replica_retry_ms = 300);
-    client.complete(&req(0), 1).await.expect("answered by a replica");
+    client
+        .complete(&req(0), 1)
+        .await
+        .expect("answered by a replica");
     if flaky.requests() == 1 {
         assert_eq!(client.replicas_down().len(), 1, "the failed replica is out");
     }
@@ -90,7 +117,12 @@ async fn a_replica_comes_back_after_replica_retry_ms() {
         client.complete(&req(i), 1).await.unwrap();
     }
     // Back in service: it answers its share again (its scripted failure is used up).
-    assert!(flaky.requests() >= 3, "flaky {} other {}", flaky.requests(), other.requests());
+    assert!(
+        flaky.requests() >= 3,
+        "flaky {} other {}",
+        flaky.requests(),
+        other.requests()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -107,7 +139,11 @@ async fn the_cache_knows_one_llm_whatever_replica_answers() {
     let one = CachedBackend::new(replicated(&a, &[], |_| {}), Arc::clone(&cache));
     let again = one.complete(&req(0), 1).await.unwrap();
     assert_eq!(first.texts, again.texts);
-    assert_eq!(a.requests() + b.requests(), 1, "the second call came from the cache");
+    assert_eq!(
+        a.requests() + b.requests(),
+        1,
+        "the second call came from the cache"
+    );
     assert_eq!(two.identity(), one.identity());
     let _ = std::fs::remove_dir_all(&dir);
 }

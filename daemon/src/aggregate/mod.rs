@@ -33,14 +33,16 @@ pub fn respond(decomposed: Decomposed, scored: Scored, opts: &ScoreOptions) -> S
             .calibration
             .model(*scorer)
             .map(|c| values.iter().map(|&v| c.apply(v)).collect());
-        scores.extend(values.iter().enumerate().map(|(unit_idx, &score)| UnitScore {
-            unit_idx,
-            scorer: scorer.name().to_string(),
-            score,
-            calibrated: calibrated
-                .as_ref()
-                .and_then(|c| c.get(unit_idx).copied())
-                .filter(|c| !c.is_nan()),
+        scores.extend(values.iter().enumerate().map(|(unit_idx, &score)| {
+            UnitScore {
+                unit_idx,
+                scorer: scorer.name().to_string(),
+                score,
+                calibrated: calibrated
+                    .as_ref()
+                    .and_then(|c| c.get(unit_idx).copied())
+                    .filter(|c| !c.is_nan()),
+            }
         }));
         response_scores.insert(scorer.name().to_string(), aggregate(values, aggregation));
         if let Some(c) = &calibrated {

@@ -135,7 +135,12 @@ pub fn decide(
         let req = reconstruction_request(&rebuilder, &kept_claims);
         refined_response = llm.block_on(rebuilder.text(&req))?.trim().to_string();
         if opts.uad.verify {
-            let v = verify(engine, &kept_claims, &refined_response, opts.uad.verify_threshold)?;
+            let v = verify(
+                engine,
+                &kept_claims,
+                &refined_response,
+                opts.uad.verify_threshold,
+            )?;
             (refined_response, verified, removed_sentences) = (v.text, true, v.removed);
         }
     }
@@ -148,10 +153,7 @@ pub fn decide(
                 idx,
                 claim,
                 score,
-                calibrated: calibrated
-                    .as_ref()
-                    .map(|c| c[idx])
-                    .filter(|c| !c.is_nan()),
+                calibrated: calibrated.as_ref().map(|c| c[idx]).filter(|c| !c.is_nan()),
                 kept,
                 origin: origins
                     .get(idx)

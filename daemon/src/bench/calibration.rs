@@ -116,11 +116,20 @@ fn score_file(
     check_samples(&records, args.samples).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path
         .file_stem()
-        .map_or_else(|| path.display().to_string(), |s| s.to_string_lossy().into_owned())
+        .map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        )
         .trim_start_matches("graph_uq_factscore_")
         .to_string();
     eprintln!("bench: scoring {} ({} answers)", name, records.len());
-    let results = run_all(engine, llm, &jobs(&records, args.samples, None), args.clients, scorers)?;
+    let results = run_all(
+        engine,
+        llm,
+        &jobs(&records, args.samples, None),
+        args.clients,
+        scorers,
+    )?;
     let mut labels = Vec::new();
     let mut scores = Vec::with_capacity(scorers.len());
     for &s in scorers {
@@ -204,7 +213,12 @@ fn ensemble_line(
         for (i, &l) in f.labels.iter().enumerate() {
             let row = scorers
                 .iter()
-                .map(|&s| (s.name().to_string(), Some(f.of(s)[i]).filter(|x| !x.is_nan())))
+                .map(|&s| {
+                    (
+                        s.name().to_string(),
+                        Some(f.of(s)[i]).filter(|x| !x.is_nan()),
+                    )
+                })
                 .collect();
             t.push(row, l, "scores")?;
         }

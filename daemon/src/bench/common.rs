@@ -13,8 +13,8 @@ use uq_core::protocol::ScoreResult;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
 use crate::engine::Engine;
-use crate::role_llms::LlmService;
 use crate::pipeline;
+use crate::role_llms::LlmService;
 
 /// One scoring request of a benchmark: the units are given (no decomposition call).
 pub struct Job {
@@ -271,7 +271,11 @@ fn max_abs_diff(a: &[ScoreResult], b: &[ScoreResult]) -> f64 {
     let mut d: f64 = 0.0;
     for (x, y) in a.iter().zip(b) {
         for &scorer in ALL_SCORERS {
-            for (p, q) in x.unit_scores(scorer.name()).iter().zip(y.unit_scores(scorer.name())) {
+            for (p, q) in x
+                .unit_scores(scorer.name())
+                .iter()
+                .zip(y.unit_scores(scorer.name()))
+            {
                 d = d.max((p - q).abs());
             }
         }

@@ -91,7 +91,13 @@ pub fn coverage_bench(
         with_added += n2;
         no_claims += units.is_empty() as usize;
     }
-    let share = |a: usize, b: usize| if b == 0 { None } else { Some(round(a as f64 / b as f64)) };
+    let share = |a: usize, b: usize| {
+        if b == 0 {
+            None
+        } else {
+            Some(round(a as f64 / b as f64))
+        }
+    };
     println!(
         "{}",
         json!({"bench": "coverage", "answers": records.len(), "answers_without_claims": no_claims,

@@ -90,7 +90,10 @@ pub fn worker(args: &LoadArgs, threads: usize, seed: usize) -> Result<(), String
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| (Vec::new(), 1, Some("client thread panicked".into()))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| (Vec::new(), 1, Some("client thread panicked".into())))
+            })
             .collect()
     });
     let mut lat = Vec::new();
@@ -102,7 +105,10 @@ pub fn worker(args: &LoadArgs, threads: usize, seed: usize) -> Result<(), String
             first_error = f;
         }
     }
-    println!("{}", json!({"latencies_ms": lat, "errors": errors, "first_error": first_error}));
+    println!(
+        "{}",
+        json!({"latencies_ms": lat, "errors": errors, "first_error": first_error})
+    );
     Ok(())
 }
 
@@ -114,7 +120,8 @@ struct Conn {
 
 impl Conn {
     fn open(socket: &Path) -> Result<Conn, String> {
-        let s = UnixStream::connect(socket).map_err(|e| format!("connect {}: {e}", socket.display()))?;
+        let s = UnixStream::connect(socket)
+            .map_err(|e| format!("connect {}: {e}", socket.display()))?;
         s.set_read_timeout(Some(Duration::from_secs(600))).ok();
         let reader = BufReader::new(s.try_clone().map_err(|e| e.to_string())?);
         Ok(Conn { writer: s, reader })
@@ -123,14 +130,23 @@ impl Conn {
     fn call(&mut self, req: &Request) -> Result<(), String> {
         let mut line = serde_json::to_vec(req).map_err(|e| e.to_string())?;
         line.push(b'\n');
-        self.writer.write_all(&line).map_err(|e| format!("send: {e}"))?;
+        self.writer
+            .write_all(&line)
+            .map_err(|e| format!("send: {e}"))?;
         let mut reply = String::new();
-        self.reader.read_line(&mut reply).map_err(|e| format!("receive: {e}"))?;
+        self.reader
+            .read_line(&mut reply)
+            .map_err(|e| format!("receive: {e}"))?;
         let v: Value = serde_json::from_str(&reply).map_err(|e| format!("malformed reply: {e}"))?;
         if v["ok"] == json!(true) {
             Ok(())
         } else {
-            Err(v["error"].as_str().unwrap_or("connection closed").chars().take(300).collect())
+            Err(v["error"]
+                .as_str()
+                .unwrap_or("connection closed")
+                .chars()
+                .take(300)
+                .collect())
         }
     }
 }
@@ -142,7 +158,9 @@ fn proc_kb(pid: u32, field: &str) -> Option<f64> {
 }
 
 fn open_fds(pid: u32) -> Option<usize> {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).ok().map(|d| d.count())
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .ok()
+        .map(|d| d.count())
 }
 
 fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
@@ -163,7 +181,8 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
     let mut started: Option<Child> = None;
     if server::ping(args.socket, Duration::from_secs(2)).is_err() {
         let log = std::env::temp_dir().join(format!("uqd-bench-load-{}.log", std::process::id()));
-        let log_file = std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let log_file = std::fs::File::create(&log)
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
         let mut child = Command::new(&exe)
             .args(["serve", "--socket"])
             .arg(args.socket)
@@ -173,13 +192,29 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot start uqd serve: {e}"))?;
         let t = Instant::now();
         while server::ping(args.socket, Duration::from_secs(2)).is_err() {
-            let log_tail = || std::fs::read_to_string(&log).unwrap_or_default().lines().rev().take(5).collect::<Vec<_>>().join(" | ");
+            let log_tail = || {
+                std::fs::read_to_string(&log)
+                    .unwrap_or_default()
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            };
             if let Ok(Some(status)) = child.try_wait() {
-                return Err(format!("the daemon started for {} exited ({status}): {}", args.socket.display(), log_tail()));
+                return Err(format!(
+                    "the daemon started for {} exited ({status}): {}",
+                    args.socket.display(),
+                    log_tail()
+                ));
             }
             if t.elapsed() > Duration::from_secs(120) {
                 let _ = child.kill();
-                return Err(format!("the daemon started for {} did not answer in 120 s: {}", args.socket.display(), log_tail()));
+                return Err(format!(
+                    "the daemon started for {} did not answer in 120 s: {}",
+                    args.socket.display(),
+                    log_tail()
+                ));
             }
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -196,8 +231,18 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
             .arg(args.socket)
             .arg("--data")
             .arg(args.data)
-            .args(["--threads", &threads.to_string(), "--seconds", &args.seconds.to_string()])
-            .args(["--samples", &args.samples.to_string(), "--seed", &w.to_string()])
+            .args([
+                "--threads",
+                &threads.to_string(),
+                "--seconds",
+                &args.seconds.to_string(),
+            ])
+            .args([
+                "--samples",
+                &args.samples.to_string(),
+                "--seed",
+                &w.to_string(),
+            ])
             .stdout(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start a load worker: {e}"))?;
@@ -224,7 +269,12 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
             .map_err(|_| "a load worker's reader panicked".to_string())?
             .map_err(|e| format!("load worker: {e}"))?;
         let text = String::from_utf8_lossy(&out.stdout);
-        let v: Value = match text.lines().rev().find(|l| l.starts_with('{')).map(serde_json::from_str) {
+        let v: Value = match text
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .map(serde_json::from_str)
+        {
             Some(Ok(v)) => v,
             _ => {
                 errors += 1;
@@ -232,7 +282,13 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
                 continue;
             }
         };
-        lat.extend(v["latencies_ms"].as_array().into_iter().flatten().filter_map(Value::as_f64));
+        lat.extend(
+            v["latencies_ms"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_f64),
+        );
         errors += v["errors"].as_u64().unwrap_or(0);
         if first_error.is_null() {
             first_error = v["first_error"].clone();

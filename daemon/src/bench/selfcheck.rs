@@ -110,7 +110,9 @@ pub fn compare_precisions(runs: &[Vec<Value>]) -> Value {
             .and_then(|l| l["auroc"].as_f64())
     };
     let base = &runs[0];
-    let base_name = summary(base).map(|s| s["precision"].clone()).unwrap_or(Value::Null);
+    let base_name = summary(base)
+        .map(|s| s["precision"].clone())
+        .unwrap_or(Value::Null);
     let mut variants = Vec::new();
     for run in runs {
         let s = summary(run).unwrap_or(Value::Null);

@@ -71,7 +71,11 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
             eprint!("\r{label}: {}/{} rows", p.done, p.total);
         })?;
         eprintln!();
-        Ok((t.elapsed().as_secs_f64(), engine.nli_pairs_computed() - pairs0, status))
+        Ok((
+            t.elapsed().as_secs_f64(),
+            engine.nli_pairs_computed() - pairs0,
+            status,
+        ))
     };
     let (wall, pairs, status) = run("cold")?;
     let rss = peak_rss_mb();

@@ -30,12 +30,20 @@ const CUDA_LIBS: &[&str] = &[
 /// finds them by name without LD_LIBRARY_PATH. Libraries that fail are retried after the others
 /// (dependency order); what still fails is returned.
 fn preload_cuda(dir: &Path) -> Option<String> {
-    let mut files: Vec<PathBuf> = CUDA_LIBS.iter().map(|n| dir.join(n)).filter(|p| p.is_file()).collect();
+    let mut files: Vec<PathBuf> = CUDA_LIBS
+        .iter()
+        .map(|n| dir.join(n))
+        .filter(|p| p.is_file())
+        .collect();
     let mut rest: Vec<PathBuf> = std::fs::read_dir(dir)
         .ok()?
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().contains(".so")) && !files.contains(p))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains(".so"))
+                && !files.contains(p)
+        })
         .collect();
     rest.sort();
     files.extend(rest);
@@ -55,7 +63,9 @@ fn preload_cuda(dir: &Path) -> Option<String> {
                 let msg = if e.is_null() {
                     "unknown error".to_string()
                 } else {
-                    unsafe { std::ffi::CStr::from_ptr(e) }.to_string_lossy().to_string()
+                    unsafe { std::ffi::CStr::from_ptr(e) }
+                        .to_string_lossy()
+                        .to_string()
                 };
                 failed.push((f.clone(), msg));
             }
@@ -68,7 +78,11 @@ fn preload_cuda(dir: &Path) -> Option<String> {
     Some(format!(
         "cannot load the CUDA libraries of {}: {}",
         dir.display(),
-        failed.iter().map(|(_, e)| e.as_str()).collect::<Vec<_>>().join("; ")
+        failed
+            .iter()
+            .map(|(_, e)| e.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
     ))
 }
 
@@ -230,7 +244,10 @@ mod tests {
         // Not a shared object: dlopen refuses it, and the note says which file and why.
         std::fs::write(d.join("libcudart.so.13"), b"not an ELF file").unwrap();
         let note = preload_cuda(&d).expect("a note");
-        assert!(note.contains("libcudart.so.13") && note.contains(&d.display().to_string()), "{note}");
+        assert!(
+            note.contains("libcudart.so.13") && note.contains(&d.display().to_string()),
+            "{note}"
+        );
         // An empty directory loads nothing and fails nothing.
         std::fs::remove_file(d.join("libcudart.so.13")).unwrap();
         assert_eq!(preload_cuda(&d), None);

@@ -70,7 +70,10 @@ fn cuda_request_falls_back_to_cpu() {
     if cuda_provider {
         assert!(dev == "cpu" || dev == "cuda", "{dev}");
     } else {
-        assert_eq!(dev, "cpu", "no CUDA provider library, yet the device is {dev}");
+        assert_eq!(
+            dev, "cpu",
+            "no CUDA provider library, yet the device is {dev}"
+        );
     }
     let r = e.nli(&[pair(GUITAR, INSTRUMENT)]).unwrap();
     assert!(r[0].entailment > 0.5, "{:?}", r[0]);
@@ -89,14 +92,21 @@ fn auto_device_says_why_cuda_is_not_used() {
         // The PyPI CPU build: the engine runs on the CPU and says which library lacks CUDA and the fix.
         Some(_) => {
             assert_eq!(info.device, "cpu");
-            let note = info.device_note.expect("a note saying why CUDA is not used");
+            let note = info
+                .device_note
+                .expect("a note saying why CUDA is not used");
             assert!(
-                note.contains("no CUDA execution provider") && note.contains("libonnxruntime") && note.contains("make setup"),
+                note.contains("no CUDA execution provider")
+                    && note.contains("libonnxruntime")
+                    && note.contains("make setup"),
                 "{note}"
             );
         }
         // onnxruntime-gpu: CUDA either runs or the note carries ONNX Runtime's reason.
-        None => assert!(info.device == "cuda" || info.device_note.is_some(), "{info:?}"),
+        None => assert!(
+            info.device == "cuda" || info.device_note.is_some(),
+            "{info:?}"
+        ),
     }
     // device cpu asks nothing of CUDA: no note.
     let cpu = Engine::load(&Config {
@@ -122,13 +132,18 @@ fn precision_picks_the_variant_and_scores_agree() {
     // `make setup` optimizes the default model: auto runs the int8 variant on the CPU.
     let info = ENGINE.info();
     assert_eq!(info.precision, "int8", "{info:?}");
-    assert!(info.nli_file.ends_with("model_opt_int8.onnx"), "{}", info.nli_file);
+    assert!(
+        info.nli_file.ends_with("model_opt_int8.onnx"),
+        "{}",
+        info.nli_file
+    );
     let original = engine_with(Precision::Original);
     let fp32 = engine_with(Precision::Fp32);
     assert!(original.info().nli_file.ends_with("/model.onnx"));
     assert_eq!(original.info().precision, "original");
     assert!(fp32.info().nli_file.ends_with("model_opt.onnx"));
-    let long = "The Eiffel Tower, completed in 1889, is a wrought-iron lattice tower in Paris. ".repeat(12);
+    let long = "The Eiffel Tower, completed in 1889, is a wrought-iron lattice tower in Paris. "
+        .repeat(12);
     let pairs = [
         pair(GUITAR, INSTRUMENT),
         pair(GUITAR, NOBODY),
@@ -140,9 +155,19 @@ fn precision_picks_the_variant_and_scores_agree() {
     let c = ENGINE.nli(&pairs).unwrap();
     for i in 0..pairs.len() {
         // The fused graph computes the same function (float rounding only).
-        assert!(close(&a[i], &b[i], 1e-4), "fp32 {i}: {:?} vs {:?}", a[i], b[i]);
+        assert!(
+            close(&a[i], &b[i], 1e-4),
+            "fp32 {i}: {:?} vs {:?}",
+            a[i],
+            b[i]
+        );
         // int8 moves probabilities a little, never the clear decisions.
-        assert!(close(&a[i], &c[i], 0.1), "int8 {i}: {:?} vs {:?}", a[i], c[i]);
+        assert!(
+            close(&a[i], &c[i], 0.1),
+            "int8 {i}: {:?} vs {:?}",
+            a[i],
+            c[i]
+        );
     }
     assert!(c[0].entailment > 0.5 && c[1].contradiction > 0.5, "{c:?}");
 }
@@ -161,7 +186,10 @@ fn missing_variant_is_an_error_naming_the_fix() {
     })
     .err()
     .expect("int8 without variants must fail");
-    assert!(e.contains("--precision int8") && e.contains("uqd models optimize"), "{e}");
+    assert!(
+        e.contains("--precision int8") && e.contains("uqd models optimize"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -285,7 +313,11 @@ fn long_premise_is_windowed() {
 
 /// Where each window's premise slice starts in the premise's tokens, found by matching the
 /// window's ids after the leading special token against the premise (not from the plan).
-fn window_starts(premise: &[u32], windows: &[super::batcher::EncodedWindow], budget: usize) -> Vec<usize> {
+fn window_starts(
+    premise: &[u32],
+    windows: &[super::batcher::EncodedWindow],
+    budget: usize,
+) -> Vec<usize> {
     windows
         .iter()
         .map(|w| {
@@ -312,8 +344,14 @@ fn window_starts_overlap_by_half_and_the_last_ends_at_the_premise_end() {
     let k = windows.len();
     let mut expected: Vec<usize> = (0..k - 1).map(|i| i * stride).collect();
     expected.push(n - budget);
-    assert_eq!(starts, expected, "window starts ({n} premise tokens, budget {budget})");
-    assert!(k >= 5 && (k - 2) * stride + budget < n, "{k} windows; the last must be needed");
+    assert_eq!(
+        starts, expected,
+        "window starts ({n} premise tokens, budget {budget})"
+    );
+    assert!(
+        k >= 5 && (k - 2) * stride + budget < n,
+        "{k} windows; the last must be needed"
+    );
 }
 
 #[test]
@@ -688,6 +726,8 @@ fn late_window_contradiction_is_found() {
     let sent = "The cat is sleeping on the red sofa.";
     let short = ENGINE.nli(&[pair(sent, hyp)]).unwrap()[0];
     assert!(short.contradiction > 0.5, "{short:?}");
-    let whole = ENGINE.nli(&[pair(&format!("{} {sent}", filler(140)), hyp)]).unwrap()[0];
+    let whole = ENGINE
+        .nli(&[pair(&format!("{} {sent}", filler(140)), hyp)])
+        .unwrap()[0];
     assert!(whole.contradiction > 0.5, "{whole:?}");
 }

@@ -16,9 +16,15 @@ use crate::store;
 
 /// What to run: a new job over a table, or an existing job.
 pub enum Target<'a> {
-    Table { table: &'a str, options: &'a str },
+    Table {
+        table: &'a str,
+        options: &'a str,
+    },
     /// An existing job (reopened when it failed); `retry_errors`: score its failed rows again.
-    Resume { job: i64, retry_errors: bool },
+    Resume {
+        job: i64,
+        retry_errors: bool,
+    },
 }
 
 /// Runs the job; returns (job id, final status, rows done by this run, seconds).
@@ -44,7 +50,9 @@ pub fn score(
         }
         Target::Table { table, options } => {
             let v: Value = serde_json::from_str(options).map_err(|e| {
-                format!("--options is not JSON ({e}): pass an object, e.g. '{{\"scorers\":[\"luq\"]}}'")
+                format!(
+                    "--options is not JSON ({e}): pass an object, e.g. '{{\"scorers\":[\"luq\"]}}'"
+                )
             })?;
             let map: Map<String, Value> = match v {
                 Value::Object(m) => m,

@@ -307,7 +307,10 @@ impl Jobs {
             std::fs::rename(&tmp, &self.registry)
         };
         if let Err(e) = write() {
-            eprintln!("uqd: cannot write the job registry {}: {e}", self.registry.display());
+            eprintln!(
+                "uqd: cannot write the job registry {}: {e}",
+                self.registry.display()
+            );
         }
     }
 }

@@ -18,10 +18,10 @@ use uq_core::protocol::GeneratedResponse;
 use uq_llm::Usage;
 
 use super::{write, JobRow, Progress, RowOut, SourceRow};
+use crate::aggregate::uad;
 use crate::engine::Engine;
 use crate::grade::{self, Graded};
 use crate::role_llms::{metered, LlmService, UsageMeter};
-use crate::aggregate::uad;
 use crate::{generate, pipeline, store};
 
 /// Source rows read at a time.
@@ -120,9 +120,11 @@ pub fn run_job(
         None => write::create_run(&mut conn, job_id, &spec, engine, llm)?,
     };
     let total: i64 = conn
-        .query_row(&jobs::count_rows_sql(&job.source_table, &spec.columns), [], |r| {
-            r.get(0)
-        })
+        .query_row(
+            &jobs::count_rows_sql(&job.source_table, &spec.columns),
+            [],
+            |r| r.get(0),
+        )
         .map_err(|e| format!("cannot count the rows of {:?}: {e}", job.source_table))?;
     write::start(&conn, job_id, total)?;
     let mut progress = write::progress(&conn, job_id)?;
@@ -237,7 +239,9 @@ fn score_chunk(
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     metered(meter, || score_row(engine, llm, spec, row))
                 }))
-                .unwrap_or_else(|_| Err("internal error (panic) while scoring this row; please report it".into()));
+                .unwrap_or_else(|_| {
+                    Err("internal error (panic) while scoring this row; please report it".into())
+                });
                 out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
             });
         }
@@ -290,9 +294,10 @@ pub fn score_row(
                     col(&spec.columns.samples)
                 )
             })?;
-            Some(parse_samples(&v).map_err(|e| {
-                format!("column {:?}: {e}", col(&spec.columns.samples))
-            })?)
+            Some(
+                parse_samples(&v)
+                    .map_err(|e| format!("column {:?}: {e}", col(&spec.columns.samples)))?,
+            )
         }
     };
     let answer_missing = row.answer.as_deref().is_none_or(|a| a.trim().is_empty());
@@ -300,7 +305,11 @@ pub fn score_row(
     let mut generated_answer = None;
     let mut generated_samples = None;
     if answer_missing || samples_missing {
-        let what = if answer_missing { "the answer" } else { "the samples" };
+        let what = if answer_missing {
+            "the answer"
+        } else {
+            "the samples"
+        };
         if spec.generate == 0 {
             return Err(format!(
                 "{what} column is NULL for this row: fill it, or set job option generate to the number of samples to generate from the prompt"
@@ -368,11 +377,21 @@ pub fn score_row(
                 ));
             }
             let graded = llm.block_on(grade::factscore_many(&judge, &score.units, reference))?;
-            labels.extend(graded.into_iter().enumerate().map(|(i, g)| (i, "factual", g)));
+            labels.extend(
+                graded
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, g)| (i, "factual", g)),
+            );
         }
         if spec.objectivity {
             let graded = llm.block_on(grade::objectivity_many(&judge, &score.units))?;
-            labels.extend(graded.into_iter().enumerate().map(|(i, g)| (i, "objective", g)));
+            labels.extend(
+                graded
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, g)| (i, "objective", g)),
+            );
         }
     }
     Ok(RowOut {
@@ -396,7 +415,8 @@ fn given_labels(
     let (Some(column), Some(text)) = (&spec.columns.labels, &row.labels) else {
         return Ok(Vec::new());
     };
-    let how = "store one label per unit as a JSON array of 0, 1 or null, e.g. json_array(1, 0, null)";
+    let how =
+        "store one label per unit as a JSON array of 0, 1 or null, e.g. json_array(1, 0, null)";
     let items: Vec<Value> = serde_json::from_str(text)
         .map_err(|e| format!("column {column:?} is not a JSON array ({e}): {how}"))?;
     if items.len() != n_units {

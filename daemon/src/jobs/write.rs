@@ -41,9 +41,11 @@ pub fn create_run(
         .map_err(sql_err("start the run"))?;
     // A concurrent resume may have created it meanwhile.
     if let Some(run_id) = tx
-        .query_row("SELECT run_id FROM uq_job WHERE job_id = ?1", [job_id], |r| {
-            r.get::<_, Option<i64>>(0)
-        })
+        .query_row(
+            "SELECT run_id FROM uq_job WHERE job_id = ?1",
+            [job_id],
+            |r| r.get::<_, Option<i64>>(0),
+        )
         .map_err(sql_err("read the job"))?
     {
         return Ok(run_id);
@@ -124,14 +126,21 @@ pub fn reopen(conn: &mut Connection, job_id: i64, retry_errors: bool) -> Result<
 
 /// The job's stored status.
 pub fn status(conn: &Connection, job_id: i64) -> Result<String, String> {
-    conn.query_row("SELECT status FROM uq_job WHERE job_id = ?1", [job_id], |r| {
-        r.get(0)
-    })
+    conn.query_row(
+        "SELECT status FROM uq_job WHERE job_id = ?1",
+        [job_id],
+        |r| r.get(0),
+    )
     .map_err(sql_err("read the job's status"))
 }
 
 /// Ends the job with `status` (unless it was cancelled meanwhile).
-pub fn finish(conn: &Connection, job_id: i64, status: &str, message: Option<&str>) -> Result<(), String> {
+pub fn finish(
+    conn: &Connection,
+    job_id: i64,
+    status: &str,
+    message: Option<&str>,
+) -> Result<(), String> {
     conn.execute(
         &format!(
             "UPDATE uq_job SET status = ?2, message = coalesce(?3, message), finished_at = {NOW}, \
@@ -284,7 +293,12 @@ fn write_row(
             tx.execute(
                 "INSERT OR REPLACE INTO uq_unit_score(unit_id, scorer, score, calibrated) \
                  VALUES (?1, ?2, ?3, ?4)",
-                params![unit_id, s.scorer, finite(s.score), s.calibrated.and_then(finite)],
+                params![
+                    unit_id,
+                    s.scorer,
+                    finite(s.score),
+                    s.calibrated.and_then(finite)
+                ],
             )
             .map_err(sql_err("write a unit score"))?;
         }
@@ -359,7 +373,11 @@ fn response_aggregation(spec: &JobSpec, scorer: &str) -> &'static str {
 }
 
 /// Reads a job as the job requests report it.
-pub fn job_info(conn: &Connection, job_id: i64, running_here: bool) -> Result<Option<uq_core::protocol::JobInfo>, String> {
+pub fn job_info(
+    conn: &Connection,
+    job_id: i64,
+    running_here: bool,
+) -> Result<Option<uq_core::protocol::JobInfo>, String> {
     conn.query_row(
         "SELECT job_id, status, done, total, errors, message FROM uq_job WHERE job_id = ?1",
         [job_id],

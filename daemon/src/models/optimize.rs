@@ -18,7 +18,10 @@ pub fn find_python(python: Option<PathBuf>, exe_dir: &Path) -> Result<PathBuf, S
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!("--python / UQ_MODEL_PYTHON {} does not exist", p.display()))
+            Err(format!(
+                "--python / UQ_MODEL_PYTHON {} does not exist",
+                p.display()
+            ))
         };
     }
     let default = exe_dir.join("../.cache/model-tools/bin/python3");
@@ -61,8 +64,18 @@ pub fn optimize(
     let stdout = String::from_utf8_lossy(&run.stdout);
     if !run.status.success() {
         let stderr = String::from_utf8_lossy(&run.stderr);
-        let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("uqd models optimize:")).collect();
-        let tail: Vec<&str> = stderr.lines().rev().take(8).collect::<Vec<_>>().into_iter().rev().collect();
+        let ours: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with("uqd models optimize:"))
+            .collect();
+        let tail: Vec<&str> = stderr
+            .lines()
+            .rev()
+            .take(8)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         return Err(if ours.is_empty() {
             format!(
                 "optimizing {} failed ({}): {}",
@@ -71,7 +84,9 @@ pub fn optimize(
                 tail.join("\n")
             )
         } else {
-            ours.join("\n").trim_start_matches("uqd models optimize: ").to_string()
+            ours.join("\n")
+                .trim_start_matches("uqd models optimize: ")
+                .to_string()
         });
     }
     stdout
@@ -79,5 +94,10 @@ pub fn optimize(
         .rev()
         .find(|l| l.starts_with('{'))
         .map(str::to_string)
-        .ok_or_else(|| format!("the optimizer printed no result for {}", model_dir.display()))
+        .ok_or_else(|| {
+            format!(
+                "the optimizer printed no result for {}",
+                model_dir.display()
+            )
+        })
 }

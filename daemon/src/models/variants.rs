@@ -29,7 +29,13 @@ pub fn keyed_dir(model_dir: &Path, variants_dir: &Path) -> PathBuf {
         .unwrap_or_else(|| "model".into());
     let name: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let h = xxhash_rust::xxh3::xxh3_64(canon.as_os_str().as_encoded_bytes());
     variants_dir.join(format!("{name}-{h:016x}"))
@@ -53,7 +59,12 @@ impl Variants {
                 continue;
             }
             match fresh(&dir, &model_dir.join("model.onnx")) {
-                Ok(()) => return Variants { dir: Some(dir), note },
+                Ok(()) => {
+                    return Variants {
+                        dir: Some(dir),
+                        note,
+                    }
+                }
                 Err(e) => note = Some(e),
             }
         }
@@ -61,7 +72,10 @@ impl Variants {
     }
 
     fn file(&self, name: &str) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.join(name)).filter(|p| p.is_file())
+        self.dir
+            .as_ref()
+            .map(|d| d.join(name))
+            .filter(|p| p.is_file())
     }
 
     /// The file `precision` runs on `device` (`Cpu` or `Cuda`) and the precision it is.
@@ -76,7 +90,11 @@ impl Variants {
         let original = model_dir.join("model.onnx");
         let fp32 = || self.file(FP32_FILE).map(|f| (f, Precision::Fp32));
         let missing = |p: Precision, name: &str| {
-            let stale = self.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            let stale = self
+                .note
+                .as_deref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
             format!(
                 "--precision {p}: no {name} for the NLI model {} (looked in that directory and in {}){stale}: run \
                  `uqd models optimize {}` (make setup does it for the default model), or use --precision auto",
@@ -89,11 +107,13 @@ impl Variants {
             Precision::Original => (original, Precision::Original),
             Precision::Fp32 => fp32().unwrap_or((original, Precision::Original)),
             Precision::Int8 => (
-                self.file(INT8_FILE).ok_or_else(|| missing(precision, INT8_FILE))?,
+                self.file(INT8_FILE)
+                    .ok_or_else(|| missing(precision, INT8_FILE))?,
                 Precision::Int8,
             ),
             Precision::Fp16 => (
-                self.file(FP16_FILE).ok_or_else(|| missing(precision, FP16_FILE))?,
+                self.file(FP16_FILE)
+                    .ok_or_else(|| missing(precision, FP16_FILE))?,
                 Precision::Fp16,
             ),
             Precision::Auto => {
@@ -115,14 +135,14 @@ fn fresh(dir: &Path, model: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot read {}: {e}", dir.join(MANIFEST).display()))?;
     let m: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not valid JSON: {e}", dir.join(MANIFEST).display()))?;
-    let meta = std::fs::metadata(model).map_err(|e| format!("cannot stat {}: {e}", model.display()))?;
+    let meta =
+        std::fs::metadata(model).map_err(|e| format!("cannot stat {}: {e}", model.display()))?;
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs());
-    let same = m["source_size"].as_u64() == Some(meta.len())
-        && m["source_mtime"].as_u64() == mtime;
+    let same = m["source_size"].as_u64() == Some(meta.len()) && m["source_mtime"].as_u64() == mtime;
     if same {
         Ok(())
     } else {
@@ -147,7 +167,12 @@ mod tests {
 
     fn manifest_for(model: &Path) -> String {
         let meta = std::fs::metadata(model).unwrap();
-        let mtime = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let mtime = meta
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
         serde_json::json!({"source_size": meta.len(), "source_mtime": mtime}).to_string()
     }
 
@@ -162,10 +187,21 @@ mod tests {
         let v = Variants::find(&model, &vdir);
         assert!(v.dir.is_none());
         let orig = (model.join("model.onnx"), Precision::Original);
-        assert_eq!(v.pick(&model, &vdir, Precision::Auto, Device::Cpu).unwrap(), orig);
-        assert_eq!(v.pick(&model, &vdir, Precision::Fp32, Device::Cpu).unwrap(), orig);
-        let e = v.pick(&model, &vdir, Precision::Int8, Device::Cpu).unwrap_err();
-        assert!(e.contains("--precision int8") && e.contains("uqd models optimize"), "{e}");
+        assert_eq!(
+            v.pick(&model, &vdir, Precision::Auto, Device::Cpu).unwrap(),
+            orig
+        );
+        assert_eq!(
+            v.pick(&model, &vdir, Precision::Fp32, Device::Cpu).unwrap(),
+            orig
+        );
+        let e = v
+            .pick(&model, &vdir, Precision::Int8, Device::Cpu)
+            .unwrap_err();
+        assert!(
+            e.contains("--precision int8") && e.contains("uqd models optimize"),
+            "{e}"
+        );
         // Variants in the keyed directory (a symlinked directory finds the same ones).
         let k = keyed_dir(&model, &vdir);
         std::fs::create_dir_all(&k).unwrap();
@@ -179,20 +215,47 @@ mod tests {
         assert_eq!(keyed_dir(&link, &vdir), k);
         let v = Variants::find(&model, &vdir);
         assert_eq!(v.dir.as_deref(), Some(k.as_path()));
-        assert_eq!(v.pick(&model, &vdir, Precision::Auto, Device::Cpu).unwrap(), (k.join(INT8_FILE), Precision::Int8));
-        assert_eq!(v.pick(&model, &vdir, Precision::Auto, Device::Cuda).unwrap(), (k.join(FP16_FILE), Precision::Fp16));
-        assert_eq!(v.pick(&model, &vdir, Precision::Fp32, Device::Cpu).unwrap(), (k.join(FP32_FILE), Precision::Fp32));
-        assert_eq!(v.pick(&model, &vdir, Precision::Original, Device::Cpu).unwrap(), orig);
+        assert_eq!(
+            v.pick(&model, &vdir, Precision::Auto, Device::Cpu).unwrap(),
+            (k.join(INT8_FILE), Precision::Int8)
+        );
+        assert_eq!(
+            v.pick(&model, &vdir, Precision::Auto, Device::Cuda)
+                .unwrap(),
+            (k.join(FP16_FILE), Precision::Fp16)
+        );
+        assert_eq!(
+            v.pick(&model, &vdir, Precision::Fp32, Device::Cpu).unwrap(),
+            (k.join(FP32_FILE), Precision::Fp32)
+        );
+        assert_eq!(
+            v.pick(&model, &vdir, Precision::Original, Device::Cpu)
+                .unwrap(),
+            orig
+        );
         // Without int8, auto on the CPU runs the optimized fp32.
         std::fs::remove_file(k.join(INT8_FILE)).unwrap();
-        assert_eq!(v.pick(&model, &vdir, Precision::Auto, Device::Cpu).unwrap(), (k.join(FP32_FILE), Precision::Fp32));
+        assert_eq!(
+            v.pick(&model, &vdir, Precision::Auto, Device::Cpu).unwrap(),
+            (k.join(FP32_FILE), Precision::Fp32)
+        );
         // A changed model.onnx makes them stale: ignored, with a note in the error.
         std::fs::write(model.join("model.onnx"), b"other weights").unwrap();
         let v = Variants::find(&model, &vdir);
         assert!(v.dir.is_none());
-        assert_eq!(v.pick(&model, &vdir, Precision::Auto, Device::Cpu).unwrap().1, Precision::Original);
-        let e = v.pick(&model, &vdir, Precision::Fp16, Device::Cuda).unwrap_err();
-        assert!(e.contains("another model.onnx") && e.contains("model_opt_fp16.onnx"), "{e}");
+        assert_eq!(
+            v.pick(&model, &vdir, Precision::Auto, Device::Cpu)
+                .unwrap()
+                .1,
+            Precision::Original
+        );
+        let e = v
+            .pick(&model, &vdir, Precision::Fp16, Device::Cuda)
+            .unwrap_err();
+        assert!(
+            e.contains("another model.onnx") && e.contains("model_opt_fp16.onnx"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -70,7 +70,9 @@ impl CalibratedMetrics {
         let raw_ok = raw.iter().all(|s| (0.0..=1.0).contains(s));
         Some(CalibratedMetrics {
             n_evaluated: cal.len(),
-            ece_raw: raw_ok.then(|| ece(&raw, &labels, CALIBRATION_BINS)).flatten(),
+            ece_raw: raw_ok
+                .then(|| ece(&raw, &labels, CALIBRATION_BINS))
+                .flatten(),
             brier_raw: raw_ok.then(|| brier(&raw, &labels)).flatten(),
             ece: ece(&cal, &labels, CALIBRATION_BINS),
             brier: brier(&cal, &labels),

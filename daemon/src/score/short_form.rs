@@ -17,8 +17,8 @@ use uq_core::options::ScoreOptions;
 use uq_core::score::black_box::normalized_probability;
 use uq_core::scorers::{Consistency, Scorer};
 
-use crate::engine::Engine;
 use super::black_box::black_box_scores;
+use crate::engine::Engine;
 
 /// Note given when `normalized_probability` has no log-probabilities.
 pub const NO_LOGPROBS_NOTE: &str = "normalized_probability is NULL: no token log-probabilities \

@@ -17,13 +17,25 @@ use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner
 
 use super::*;
 
-fn fuzz<S: Strategy>(target: &str, cases: u32, strategy: S, test: impl Fn(S::Value) -> Result<(), String>)
-where
+fn fuzz<S: Strategy>(
+    target: &str,
+    cases: u32,
+    strategy: S,
+    test: impl Fn(S::Value) -> Result<(), String>,
+) where
     S::Value: std::fmt::Debug,
 {
-    let scale: u32 = std::env::var("UQ_FUZZ_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let config = Config { cases: cases * scale, failure_persistence: None, ..Config::default() };
-    let mut runner = TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+    let scale: u32 = std::env::var("UQ_FUZZ_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let config = Config {
+        cases: cases * scale,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
     let run = std::cell::Cell::new(0u64);
     let result = runner.run(&strategy, |v| {
         run.set(run.get() + 1);
@@ -32,7 +44,9 @@ where
     println!("fuzz {target}: {} cases run", run.get());
     match result {
         Ok(()) => {}
-        Err(TestError::Fail(why, input)) => panic!("fuzz {target}: {why}\nminimal input: {input:?}"),
+        Err(TestError::Fail(why, input)) => {
+            panic!("fuzz {target}: {why}\nminimal input: {input:?}")
+        }
         Err(e) => panic!("fuzz {target}: {e}"),
     }
 }
@@ -44,22 +58,32 @@ fn check_cover(text: &str, window: usize) -> Result<(), String> {
     let mut covered_to = 0;
     for (i, &(s, e)) in spans.iter().enumerate() {
         if !(s < e && e <= text.len() && text.is_char_boundary(s) && text.is_char_boundary(e)) {
-            return Err(format!("span {i} {s}..{e} is empty or off a char boundary (window {window})"));
+            return Err(format!(
+                "span {i} {s}..{e} is empty or off a char boundary (window {window})"
+            ));
         }
         let piece = &text[s..e];
         if piece.trim() != piece {
-            return Err(format!("span {i} {piece:?} is not trimmed (window {window})"));
+            return Err(format!(
+                "span {i} {piece:?} is not trimmed (window {window})"
+            ));
         }
         if s < covered_to {
-            return Err(format!("span {i} {s}..{e} overlaps or precedes the previous one (window {window})"));
+            return Err(format!(
+                "span {i} {s}..{e} overlaps or precedes the previous one (window {window})"
+            ));
         }
         if let Some(c) = text[covered_to..s].chars().find(|c| !c.is_whitespace()) {
-            return Err(format!("{c:?} before span {i} (byte {covered_to}..{s}) is in no span (window {window})"));
+            return Err(format!(
+                "{c:?} before span {i} (byte {covered_to}..{s}) is in no span (window {window})"
+            ));
         }
         covered_to = e;
     }
     if let Some(c) = text[covered_to..].chars().find(|c| !c.is_whitespace()) {
-        return Err(format!("{c:?} after the last span (byte {covered_to}..) is in no span (window {window})"));
+        return Err(format!(
+            "{c:?} after the last span (byte {covered_to}..) is in no span (window {window})"
+        ));
     }
     Ok(())
 }
@@ -81,10 +105,52 @@ fn check_all(text: &str) -> Result<(), String> {
 /// Tokens the rules react to: abbreviations, list markers, quotes, decimals, line breaks,
 /// multi-byte letters and punctuation.
 const TOKENS: &[&str] = &[
-    "The sky is blue", ". ", "! ", "? ", "…", "Dr.", " Mr. ", "e.g.", " U.S. ", "3.14", " 1. ", "2)",
-    "(a)", "iv.", "- ", "* ", "• ", "\n", "\n\n", "\r\n", "  ", "\t", "\"", "”", "'", ")", "#", "###",
-    "word", "Écoute", "日本語の文です。", "Привет.", "😀", "\u{200b}", "\u{2028}", "\u{85}", "a", "B",
-    "x.y.z", "...", ";", ":", "|", "```", "_", "\u{0}",
+    "The sky is blue",
+    ". ",
+    "! ",
+    "? ",
+    "…",
+    "Dr.",
+    " Mr. ",
+    "e.g.",
+    " U.S. ",
+    "3.14",
+    " 1. ",
+    "2)",
+    "(a)",
+    "iv.",
+    "- ",
+    "* ",
+    "• ",
+    "\n",
+    "\n\n",
+    "\r\n",
+    "  ",
+    "\t",
+    "\"",
+    "”",
+    "'",
+    ")",
+    "#",
+    "###",
+    "word",
+    "Écoute",
+    "日本語の文です。",
+    "Привет.",
+    "😀",
+    "\u{200b}",
+    "\u{2028}",
+    "\u{85}",
+    "a",
+    "B",
+    "x.y.z",
+    "...",
+    ";",
+    ":",
+    "|",
+    "```",
+    "_",
+    "\u{0}",
 ];
 
 fn token_text() -> impl Strategy<Value = String> {
@@ -93,12 +159,16 @@ fn token_text() -> impl Strategy<Value = String> {
 
 #[test]
 fn splitter_covers_arbitrary_unicode() {
-    fuzz("sentence_splitter/unicode", 10000, ".{0,300}", |t| check_all(&t));
+    fuzz("sentence_splitter/unicode", 10000, ".{0,300}", |t| {
+        check_all(&t)
+    });
 }
 
 #[test]
 fn splitter_covers_token_soup() {
-    fuzz("sentence_splitter/tokens", 10000, token_text(), |t| check_all(&t));
+    fuzz("sentence_splitter/tokens", 10000, token_text(), |t| {
+        check_all(&t)
+    });
 }
 
 #[test]
@@ -107,11 +177,16 @@ fn splitter_covers_a_megabyte() {
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
     let mut text = String::new();
     while text.len() < 1_200_000 {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         text.push_str(TOKENS[(x >> 33) as usize % TOKENS.len()]);
     }
     check_cover(&text, WINDOW_BYTES).unwrap();
     let n = split_sentences(&text).len();
-    println!("fuzz sentence_splitter/megabyte: 1 case of {} bytes, {n} sentences", text.len());
+    println!(
+        "fuzz sentence_splitter/megabyte: 1 case of {} bytes, {n} sentences",
+        text.len()
+    );
     assert!(n > 1000, "{n} sentences from 1.2 MB");
 }
