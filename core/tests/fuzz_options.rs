@@ -4,45 +4,11 @@
 //! (`cargo test -p uq-core --test fuzz_options -- --nocapture`).
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
+#[path = "common/fuzz.rs"]
+mod fuzz_runner;
+use fuzz_runner::fuzz;
 use serde_json::{json, Map, Value};
 use uq_core::options::{parse_llm_config, parse_options, LLM_CONFIG_KEYS, OPTION_NAMES};
-
-/// Runs `test` on `cases` inputs of `strategy` (times `UQ_FUZZ_SCALE`, default 1) from a fixed
-/// seed, prints the count, and panics with the smallest failing input.
-fn fuzz<S: Strategy>(
-    target: &str,
-    cases: u32,
-    strategy: S,
-    test: impl Fn(S::Value) -> Result<(), String>,
-) where
-    S::Value: std::fmt::Debug,
-{
-    let scale: u32 = std::env::var("UQ_FUZZ_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
-    let config = Config {
-        cases: cases * scale,
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
-    let run = std::cell::Cell::new(0u64);
-    let result = runner.run(&strategy, |v| {
-        run.set(run.get() + 1);
-        test(v).map_err(TestCaseError::fail)
-    });
-    println!("fuzz {target}: {} cases run", run.get());
-    match result {
-        Ok(()) => {}
-        Err(TestError::Fail(why, input)) => {
-            panic!("fuzz {target}: {why}\nminimal input: {input:?}")
-        }
-        Err(e) => panic!("fuzz {target}: {e}"),
-    }
-}
 
 /// Leaves that sit at or past the edges of what options accept.
 fn leaf() -> impl Strategy<Value = Value> {

@@ -13,43 +13,11 @@
 //! a 1.2 MB text.
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
+#[path = "../../../tests/common/fuzz.rs"]
+mod fuzz_runner;
+use fuzz_runner::fuzz;
 
 use super::*;
-
-fn fuzz<S: Strategy>(
-    target: &str,
-    cases: u32,
-    strategy: S,
-    test: impl Fn(S::Value) -> Result<(), String>,
-) where
-    S::Value: std::fmt::Debug,
-{
-    let scale: u32 = std::env::var("UQ_FUZZ_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
-    let config = Config {
-        cases: cases * scale,
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
-    let run = std::cell::Cell::new(0u64);
-    let result = runner.run(&strategy, |v| {
-        run.set(run.get() + 1);
-        test(v).map_err(TestCaseError::fail)
-    });
-    println!("fuzz {target}: {} cases run", run.get());
-    match result {
-        Ok(()) => {}
-        Err(TestError::Fail(why, input)) => {
-            panic!("fuzz {target}: {why}\nminimal input: {input:?}")
-        }
-        Err(e) => panic!("fuzz {target}: {e}"),
-    }
-}
 
 /// Checks properties 1-3 on the spans of `text` with window `window`.
 fn check_cover(text: &str, window: usize) -> Result<(), String> {
