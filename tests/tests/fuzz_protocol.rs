@@ -10,9 +10,12 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
 use serde_json::{json, Value};
 use uq_integration::*;
+
+#[path = "../../core/tests/common/fuzz.rs"]
+mod fuzz_runner;
+use fuzz_runner::fuzz;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -210,43 +213,17 @@ fn hostile_frames_close_or_error_and_the_daemon_keeps_serving() {
     }
 
     let (mut replies, mut closed) = (0u64, 0u64);
-    let scale: u32 = std::env::var("UQ_FUZZ_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
-    let config = Config {
-        cases: 400 * scale,
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
-    let run = std::cell::Cell::new(0u64);
-    let counts = std::cell::RefCell::new((&mut replies, &mut closed));
-    let other = std::cell::RefCell::new(&mut other);
-    let result = runner.run(&frame(), |f| {
-        run.set(run.get() + 1);
-        let answer = send(&sb, &f.bytes()).map_err(TestCaseError::fail)?;
-        match &answer {
-            Answer::Reply(v) if v["ok"].is_boolean() => *counts.borrow_mut().0 += 1,
-            Answer::Reply(v) => {
-                return Err(TestCaseError::fail(format!("not a reply object: {v}")))
-            }
-            Answer::Closed => *counts.borrow_mut().1 += 1,
+    fuzz("socket_frames", 400, frame(), |f| {
+        match send(&sb, &f.bytes())? {
+            Answer::Reply(v) if v["ok"].is_boolean() => replies += 1,
+            Answer::Reply(v) => return Err(format!("not a reply object: {v}")),
+            Answer::Closed => closed += 1,
         }
-        still_serving(&mut other.borrow_mut()).map_err(TestCaseError::fail)?;
-        Ok(())
+        still_serving(&mut other)
     });
     println!(
-        "fuzz socket_frames: {} cases run ({replies} answered, {closed} closed without a reply), plus an oversized, an open and an invalid UTF-8 frame",
-        run.get()
+        "fuzz socket_frames: {replies} answered, {closed} closed without a reply, plus an oversized, an open and an invalid UTF-8 frame"
     );
-    if let Err(e) = result {
-        match e {
-            TestError::Fail(why, f) => panic!("fuzz socket_frames: {why}\nminimal frame: {f:?}"),
-            e => panic!("fuzz socket_frames: {e}"),
-        }
-    }
     drop(stalled);
     assert_eq!(
         sb.daemon_pid(),

@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
+#[path = "../../../core/tests/common/fuzz.rs"]
+mod fuzz_runner;
+use fuzz_runner::fuzz;
 use uq_llm::gguf_tokenizer::GgufTokenizer;
 use uq_llm::local::SMOLLM2_FILE;
 
@@ -146,62 +148,31 @@ fn gguf_metadata_reader_survives_corrupt_headers() {
     let out = std::panic::catch_unwind(|| GgufTokenizer::from_gguf_file(&file).map(|_| ()));
     assert!(matches!(out, Ok(Err(_))), "alignment 0: {out:?}");
 
-    let scale: u32 = std::env::var("UQ_FUZZ_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
-    let config = Config {
-        cases: 400 * scale,
-        failure_persistence: None,
-        ..Config::default()
-    };
-    let mut runner =
-        TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha));
-    let (run, ok, largest) = (
-        std::cell::Cell::new(0u64),
-        std::cell::Cell::new(0u64),
-        std::cell::Cell::new(0usize),
-    );
-    let result = runner.run(&mutation(header.len()), |m| {
-        run.set(run.get() + 1);
+    let (mut ok, mut largest) = (0u64, 0usize);
+    fuzz("gguf_tokenizer", 400, mutation(header.len()), |m| {
         std::fs::write(&file, apply(&header, &m)).unwrap();
         LARGEST.store(0, Ordering::SeqCst);
-        let out = std::panic::catch_unwind(|| {
-            GgufTokenizer::from_gguf_file(&file).map(|t| {
-                // A tokenizer that was built must also work (or fail cleanly) on text.
-                let _ = t.encode("Hello, world 123 <|im_end|> é");
-                let _ = t.chat_prompt(Some("sys"), "user text");
-                let _ = t.decode(&[0, 1, 2, 50_000, u32::MAX]);
-            })
+        let out = GgufTokenizer::from_gguf_file(&file).map(|t| {
+            // A tokenizer that was built must also work (or fail cleanly) on text.
+            let _ = t.encode("Hello, world 123 <|im_end|> é");
+            let _ = t.chat_prompt(Some("sys"), "user text");
+            let _ = t.decode(&[0, 1, 2, 50_000, u32::MAX]);
         });
         let big = LARGEST.load(Ordering::SeqCst);
-        largest.set(largest.get().max(big));
+        largest = largest.max(big);
         match out {
-            Err(_) => return Err(TestCaseError::fail("panicked")),
-            Ok(Ok(())) => ok.set(ok.get() + 1),
-            Ok(Err(e)) if e.is_empty() => return Err(TestCaseError::fail("empty error message")),
-            Ok(Err(_)) => {}
+            Ok(()) => ok += 1,
+            Err(e) if e.is_empty() => return Err("empty error message".into()),
+            Err(_) => {}
         }
         if big > MAX_ALLOC {
-            return Err(TestCaseError::fail(format!(
-                "allocated {big} bytes at once"
-            )));
+            return Err(format!("allocated {big} bytes at once"));
         }
         Ok(())
     });
     let _ = std::fs::remove_dir_all(&dir);
     println!(
-        "fuzz gguf_tokenizer: {} cases run on a {} byte header ({} read, the rest errors); largest allocation {} bytes",
-        run.get(),
-        header.len(),
-        ok.get(),
-        largest.get()
+        "fuzz gguf_tokenizer: on a {} byte header ({ok} read, the rest errors); largest allocation {largest} bytes",
+        header.len()
     );
-    match result {
-        Ok(()) => {}
-        Err(TestError::Fail(why, m)) => {
-            panic!("fuzz gguf_tokenizer: {why}; minimal mutation {m:?}")
-        }
-        Err(e) => panic!("fuzz gguf_tokenizer: {e}"),
-    }
 }
