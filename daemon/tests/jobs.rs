@@ -13,6 +13,7 @@ use common::{local_model, message, tmpdir, user_message, Daemon, FakeOpenAi, ENG
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use uqd::jobs::run::run_job;
+use uqd::role_llms::LlmService;
 
 const CONTEXT_FAIL: &str = "A reference the server refuses.";
 
@@ -93,6 +94,11 @@ fn grade_and_objectivity_read_recorded_replies() {
         .any(|b| user_message(b).starts_with("Context: The Eiffel Tower is an iron tower")));
     let e = d.err(&json!({"op": "grade", "unit": "x", "reference": CONTEXT_FAIL, "options": opts}));
     assert!(e.contains("judge_llm"), "{e}");
+}
+
+/// Runs job `job` of `db` to its end on the shared engine, uncancelled, without progress.
+fn run_to_end(llm: &LlmService, db: &Path, job: i64) -> Result<String, String> {
+    run_job(&ENGINE, llm, db, job, &AtomicBool::new(false), &mut |_| {})
 }
 
 fn count(conn: &Connection, sql: &str) -> i64 {
@@ -221,15 +227,7 @@ fn job_writes_scores_labels_and_uad_once() {
     let before = count(&conn, "SELECT count(*) FROM uq_unit_score");
     conn.execute("UPDATE uq_job SET status = 'running'", [])
         .unwrap();
-    run_job(
-        &ENGINE,
-        &d.llm,
-        &db,
-        job,
-        &AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .unwrap();
+    run_to_end(&d.llm, &db, job).unwrap();
     assert_eq!(count(&conn, "SELECT count(*) FROM uq_unit_score"), before);
     assert_eq!(count(&conn, "SELECT count(*) FROM uq_answer"), 2);
     assert_eq!(count(&conn, "SELECT count(*) FROM uq_job_error"), 2);
@@ -251,15 +249,7 @@ fn job_runs_uad_on_claims() {
     let job =
         uqd::jobs::create::create_job("test", &mut conn, "bios", options.as_object().unwrap())
             .unwrap();
-    let status = run_job(
-        &ENGINE,
-        &d.llm,
-        &db,
-        job,
-        &AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .unwrap();
+    let status = run_to_end(&d.llm, &db, job).unwrap();
     assert_eq!(status, "done");
     let (n_units, n_kept, refined, scorer): (i64, i64, String, String) = conn
         .query_row(
@@ -328,15 +318,7 @@ fn big_tables_are_read_page_by_page_and_duplicate_ids_end() {
     let options = json!({"id_column": "k", "chunk_size": 100, "scorers": ["entailment"]});
     let job = uqd::jobs::create::create_job("test", &mut conn, "t", options.as_object().unwrap())
         .unwrap();
-    let status = run_job(
-        &ENGINE,
-        &d.llm,
-        &db,
-        job,
-        &AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .unwrap();
+    let status = run_to_end(&d.llm, &db, job).unwrap();
     assert_eq!(status, "done");
     // Key 7 appears three times: one error row for it, and the job still ends.
     assert_eq!(count(&conn, "SELECT count(*) FROM uq_job_error"), 1100);
@@ -364,15 +346,7 @@ fn stored_units_claim_unions_and_labels_come_from_columns() {
                          "units_column": "claims", "claim_union_column": "uni", "labels_column": "labels"});
     let job = uqd::jobs::create::create_job("test", &mut conn, "t", options.as_object().unwrap())
         .unwrap();
-    run_job(
-        &ENGINE,
-        &d.llm,
-        &db,
-        job,
-        &AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .unwrap();
+    run_to_end(&d.llm, &db, job).unwrap();
     let errors = job_errors(&conn);
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(
