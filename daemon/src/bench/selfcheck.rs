@@ -60,7 +60,12 @@ pub fn selfcheck(
         ALL_SCORERS
             .iter()
             .copied()
-            .filter(|s| !s.needs_llm() && s.family() != Family::Graph && !s.is_response_level())
+            // The ensemble needs weights fitted on labels (uq_fit_ensemble): `bench calibration`.
+            .filter(|s| {
+                !s.needs_llm()
+                    && !matches!(s.family(), Family::Graph | Family::Ensemble)
+                    && !s.is_response_level()
+            })
             .collect(),
         args.scorers,
     )?;
