@@ -14,6 +14,7 @@ demo: setup
 
 test: setup
 	bash scripts/llama-server.sh || echo "make test: the llama-cpp-python server could not be installed; tests/tests/openai_server.rs will fail" >&2
+	bash scripts/triton-server.sh || echo "make test: PyTriton could not be installed; tests/tests/triton.rs will fail" >&2
 	cargo test --release --workspace
 	cd ext && cargo test --release
 

@@ -332,6 +332,23 @@ pub struct PingInfo {
     /// Whether a local model has been loaded (it is loaded on the first request that needs it).
     #[serde(default)]
     pub local_llm_loaded: bool,
+    /// The inference servers the NLI model runs on (`--nli-backend`); absent when it runs locally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nli_endpoints: Option<Vec<NliEndpoint>>,
+}
+
+/// One inference-server endpoint of the NLI backend and its state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NliEndpoint {
+    /// Base URL, e.g. `http://127.0.0.1:8000`.
+    pub url: String,
+    /// Whether requests go to it (its last request or health check succeeded).
+    pub healthy: bool,
+    /// Inference requests it answered.
+    pub served: u64,
+    /// Requests and health checks it failed.
+    pub failures: u64,
+    pub last_error: Option<String>,
 }
 
 /// Every reply: `{"ok":true,"result":...}` or `{"ok":false,"error":"..."}`.

@@ -130,6 +130,85 @@ pub struct Config {
     pub cache_db: PathBuf,
     /// The local LLM's GGUF file (default LLM; loaded on first use).
     pub local_llm: PathBuf,
+    /// NLI on an inference server (`--nli-backend`): the model's forward passes go to these
+    /// KServe v2 endpoints instead of a local ONNX Runtime session.
+    pub nli_backend: Option<NliBackend>,
+}
+
+/// Default name of the NLI model on an inference server.
+pub const DEFAULT_BACKEND_MODEL: &str = "nli";
+/// Default time limit of one inference request (ms).
+pub const DEFAULT_BACKEND_TIMEOUT_MS: u64 = 30_000;
+/// Default number of retries of a failed inference request (each on the next endpoint).
+pub const DEFAULT_BACKEND_RETRIES: usize = 2;
+/// Default interval of the endpoints' health checks (ms).
+pub const DEFAULT_BACKEND_HEALTH_MS: u64 = 2_000;
+
+/// An NLI backend on KServe v2 / Triton Inference Server endpoints (see `engine::remote`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NliBackend {
+    /// Base URLs (`http://host:port`), used in turn.
+    pub urls: Vec<String>,
+    /// The model's name on the servers.
+    pub model: String,
+    pub timeout_ms: u64,
+    pub retries: usize,
+    pub health_ms: u64,
+}
+
+/// The `nli_backend` object of the config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileBackend {
+    /// One URL or several.
+    pub urls: Option<UrlList>,
+    pub model: Option<String>,
+    pub timeout_ms: Option<u64>,
+    pub retries: Option<usize>,
+    pub health_ms: Option<u64>,
+}
+
+/// A URL or a list of URLs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum UrlList {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// The base URLs of a comma-separated list (or a file's list): each `http://` or `https://`,
+/// without a trailing `/` or `/v2`. `what`: the setting, for the message.
+pub fn parse_backend_urls(list: &[String], what: &str) -> Result<Vec<String>, String> {
+    let mut urls = Vec::new();
+    for u in list.iter().flat_map(|u| u.split(',')).map(str::trim) {
+        if u.is_empty() {
+            continue;
+        }
+        let rest = u
+            .strip_prefix("http://")
+            .or_else(|| u.strip_prefix("https://"))
+            .filter(|r| !r.is_empty() && !r.starts_with('/'));
+        if rest.is_none() || u.chars().any(char::is_whitespace) {
+            return Err(format!(
+                "{what}: {u:?} is not an http:// or https:// URL: give the inference server's base URL, \
+                 e.g. http://127.0.0.1:8000 (several separated by commas)"
+            ));
+        }
+        let base = u.trim_end_matches('/');
+        let base = base
+            .strip_suffix("/v2")
+            .unwrap_or(base)
+            .trim_end_matches('/');
+        if !urls.iter().any(|x: &String| x == base) {
+            urls.push(base.to_string());
+        }
+    }
+    if urls.is_empty() {
+        return Err(format!(
+            "{what} is empty: give at least one inference server URL, e.g. http://127.0.0.1:8000"
+        ));
+    }
+    Ok(urls)
 }
 
 /// Values given on the command line (each `None` when the flag was not given).
@@ -153,6 +232,12 @@ pub struct CliOverrides {
     pub embed_max_tokens: Option<usize>,
     pub cache_db: Option<PathBuf>,
     pub local_llm: Option<PathBuf>,
+    /// `--nli-backend URL[,URL…]`
+    pub nli_backend: Option<String>,
+    pub nli_backend_model: Option<String>,
+    pub nli_backend_timeout_ms: Option<u64>,
+    pub nli_backend_retries: Option<usize>,
+    pub nli_backend_health_ms: Option<u64>,
 }
 
 /// The JSON config file: the same keys as the settings, in snake_case. Unknown keys are refused.
@@ -173,6 +258,7 @@ pub struct FileConfig {
     pub embed_max_tokens: Option<usize>,
     pub cache_db: Option<PathBuf>,
     pub local_llm: Option<PathBuf>,
+    pub nli_backend: Option<FileBackend>,
 }
 
 impl Config {
@@ -230,7 +316,8 @@ pub fn resolve_with(
             let f: FileConfig = serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "config file {} is not valid: {e} (valid keys: socket, nli_model, embed_model, ort_lib, device, \
-                     precision, variants_dir, threads, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens, cache_db, local_llm)",
+                     precision, variants_dir, threads, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens, cache_db, local_llm, \
+                     nli_backend {{urls, model, timeout_ms, retries, health_ms}})",
                     p.display()
                 )
             })?;
@@ -243,6 +330,8 @@ pub fn resolve_with(
         }
         None => (FileConfig::default(), cwd.to_path_buf()),
     };
+
+    let nli_backend = resolve_backend(&cli, &env, file.nli_backend.as_ref())?;
 
     // Paths: flag (relative to cwd) > env (relative to cwd) > file (relative to the file) > default.
     let path_setting =
@@ -377,7 +466,95 @@ pub fn resolve_with(
         embed_max_tokens,
         cache_db,
         local_llm,
+        nli_backend,
     })
+}
+
+/// The NLI backend of flags > environment > config file; `None` when no URL is set anywhere.
+fn resolve_backend(
+    cli: &CliOverrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: Option<&FileBackend>,
+) -> Result<Option<NliBackend>, String> {
+    let file_urls = file.and_then(|f| f.urls.clone()).map(|u| match u {
+        UrlList::One(s) => vec![s],
+        UrlList::Many(v) => v,
+    });
+    let urls = match (&cli.nli_backend, env("UQ_NLI_BACKEND"), file_urls) {
+        (Some(f), _, _) => parse_backend_urls(std::slice::from_ref(f), "--nli-backend")?,
+        (None, Some(e), _) => parse_backend_urls(&[e], "UQ_NLI_BACKEND")?,
+        (None, None, Some(list)) => parse_backend_urls(&list, "config file nli_backend.urls")?,
+        (None, None, None) => return Ok(None),
+    };
+    let model = cli
+        .nli_backend_model
+        .clone()
+        .or_else(|| env("UQ_NLI_BACKEND_MODEL"))
+        .or_else(|| file.and_then(|f| f.model.clone()))
+        .map(|m| m.trim().to_string())
+        .unwrap_or_else(|| DEFAULT_BACKEND_MODEL.to_string());
+    if model.is_empty() || model.contains(['/', '?', '#', ' ']) {
+        return Err(format!(
+            "NLI backend model name {model:?} (--nli-backend-model / UQ_NLI_BACKEND_MODEL) is not a model name: \
+             give the name the server lists, e.g. nli (curl URL/v2/models/nli)"
+        ));
+    }
+    macro_rules! num {
+        ($flag:expr, $var:literal, $file:ident, $ty:ty, $default:expr) => {
+            match $flag {
+                Some(v) => v,
+                None => match env($var) {
+                    Some(v) => parse_env::<$ty>($var, &v)?,
+                    None => file.and_then(|f| f.$file).unwrap_or($default),
+                },
+            }
+        };
+    }
+    let timeout_ms = num!(
+        cli.nli_backend_timeout_ms,
+        "UQ_NLI_BACKEND_TIMEOUT_MS",
+        timeout_ms,
+        u64,
+        DEFAULT_BACKEND_TIMEOUT_MS
+    );
+    let retries = num!(
+        cli.nli_backend_retries,
+        "UQ_NLI_BACKEND_RETRIES",
+        retries,
+        usize,
+        DEFAULT_BACKEND_RETRIES
+    );
+    let health_ms = num!(
+        cli.nli_backend_health_ms,
+        "UQ_NLI_BACKEND_HEALTH_MS",
+        health_ms,
+        u64,
+        DEFAULT_BACKEND_HEALTH_MS
+    );
+    if !(100..=3_600_000).contains(&timeout_ms) {
+        return Err(format!(
+            "NLI backend timeout {timeout_ms} ms (--nli-backend-timeout-ms / UQ_NLI_BACKEND_TIMEOUT_MS) is out of \
+             range: use 100 to 3600000"
+        ));
+    }
+    if retries > 100 {
+        return Err(format!(
+            "NLI backend retries {retries} (--nli-backend-retries / UQ_NLI_BACKEND_RETRIES) is too many: use at most 100"
+        ));
+    }
+    if !(50..=3_600_000).contains(&health_ms) {
+        return Err(format!(
+            "NLI backend health interval {health_ms} ms (--nli-backend-health-ms / UQ_NLI_BACKEND_HEALTH_MS) is out of \
+             range: use 50 to 3600000"
+        ));
+    }
+    Ok(Some(NliBackend {
+        urls,
+        model,
+        timeout_ms,
+        retries,
+        health_ms,
+    }))
 }
 
 /// `$XDG_CACHE_HOME/uqlite/completions.sqlite`, else `$HOME/.cache/uqlite/completions.sqlite`,
@@ -667,6 +844,94 @@ mod tests {
         env.insert("UQ_CONFIG", "/nonexistent/uq.json".into());
         let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
         assert!(e.contains("/nonexistent/uq.json"), "{e}");
+    }
+
+    #[test]
+    fn nli_backend_settings() {
+        let exe = tmpdir("backend");
+        let mut env: HashMap<&str, String> = HashMap::new();
+        assert_eq!(
+            resolve(CliOverrides::default(), &env, &exe)
+                .unwrap()
+                .nli_backend,
+            None
+        );
+        // File: one URL or a list; defaults for the rest.
+        let f = exe.join("b.json");
+        std::fs::write(
+            &f,
+            r#"{"nli_backend": {"urls": ["http://a:8000/", "http://b:8000/v2"], "retries": 5}}"#,
+        )
+        .unwrap();
+        env.insert("UQ_CONFIG", f.display().to_string());
+        let b = resolve(CliOverrides::default(), &env, &exe)
+            .unwrap()
+            .nli_backend
+            .unwrap();
+        assert_eq!(b.urls, vec!["http://a:8000", "http://b:8000"]);
+        assert_eq!(
+            (b.model.as_str(), b.timeout_ms, b.retries, b.health_ms),
+            ("nli", 30_000, 5, 2_000)
+        );
+        std::fs::write(
+            &f,
+            r#"{"nli_backend": {"urls": "https://one", "model": "mnli", "timeout_ms": 900}}"#,
+        )
+        .unwrap();
+        let b = resolve(CliOverrides::default(), &env, &exe)
+            .unwrap()
+            .nli_backend
+            .unwrap();
+        assert_eq!(
+            (b.urls, b.model.as_str(), b.timeout_ms),
+            (vec!["https://one".to_string()], "mnli", 900)
+        );
+        // Env beats file, flags beat env.
+        env.insert("UQ_NLI_BACKEND", "http://e1:1, http://e2:2".into());
+        env.insert("UQ_NLI_BACKEND_RETRIES", "0".into());
+        let b = resolve(CliOverrides::default(), &env, &exe)
+            .unwrap()
+            .nli_backend
+            .unwrap();
+        assert_eq!((b.urls.len(), b.retries, b.model.as_str()), (2, 0, "mnli"));
+        let cli = CliOverrides {
+            nli_backend: Some("http://flag:3".into()),
+            nli_backend_model: Some("m2".into()),
+            nli_backend_health_ms: Some(500),
+            ..Default::default()
+        };
+        let b = resolve(cli, &env, &exe).unwrap().nli_backend.unwrap();
+        assert_eq!(
+            (b.urls, b.model.as_str(), b.health_ms),
+            (vec!["http://flag:3".to_string()], "m2", 500)
+        );
+        // Bad values name the setting and the fix.
+        let bad =
+            |cli: CliOverrides, env: &HashMap<&str, String>| resolve(cli, env, &exe).unwrap_err();
+        env.insert("UQ_NLI_BACKEND", "triton:8000".into());
+        let e = bad(CliOverrides::default(), &env);
+        assert!(
+            e.contains("UQ_NLI_BACKEND")
+                && e.contains("\"triton:8000\"")
+                && e.contains("http://127.0.0.1:8000"),
+            "{e}"
+        );
+        env.insert("UQ_NLI_BACKEND", " , ".into());
+        assert!(bad(CliOverrides::default(), &env).contains("UQ_NLI_BACKEND is empty"));
+        env.insert("UQ_NLI_BACKEND", "http://x:1".into());
+        env.insert("UQ_NLI_BACKEND_TIMEOUT_MS", "5".into());
+        assert!(bad(CliOverrides::default(), &env).contains("--nli-backend-timeout-ms"));
+        env.remove("UQ_NLI_BACKEND_TIMEOUT_MS");
+        env.insert("UQ_NLI_BACKEND_MODEL", "a/b".into());
+        assert!(bad(CliOverrides::default(), &env).contains("--nli-backend-model"));
+        env.remove("UQ_NLI_BACKEND_MODEL");
+        env.insert("UQ_NLI_BACKEND_RETRIES", "lots".into());
+        assert!(bad(CliOverrides::default(), &env).contains("UQ_NLI_BACKEND_RETRIES"));
+        env.clear();
+        std::fs::write(&f, r#"{"nli_backend": {"url": "http://a"}}"#).unwrap();
+        env.insert("UQ_CONFIG", f.display().to_string());
+        let e = bad(CliOverrides::default(), &env);
+        assert!(e.contains("url") && e.contains("nli_backend {urls"), "{e}");
     }
 
     #[test]

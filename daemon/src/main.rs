@@ -352,6 +352,23 @@ struct ConfigArgs {
     /// Default: <exe dir>/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf.
     #[arg(long)]
     local_llm: Option<PathBuf>,
+    /// NLI on an inference server: KServe v2 / Triton base URL(s), comma-separated, used in turn
+    /// with health checks (the tokenizer and labels still come from --nli-model); also UQ_NLI_BACKEND.
+    #[arg(long, value_name = "URL[,URL...]")]
+    nli_backend: Option<String>,
+    /// The model's name on the inference server (default nli); also UQ_NLI_BACKEND_MODEL.
+    #[arg(long)]
+    nli_backend_model: Option<String>,
+    /// Time limit of one inference request (default 30000); also UQ_NLI_BACKEND_TIMEOUT_MS.
+    #[arg(long)]
+    nli_backend_timeout_ms: Option<u64>,
+    /// Retries of a failed inference request, each on the next endpoint (default 2); also
+    /// UQ_NLI_BACKEND_RETRIES.
+    #[arg(long)]
+    nli_backend_retries: Option<usize>,
+    /// Interval of the endpoints' health checks (default 2000); also UQ_NLI_BACKEND_HEALTH_MS.
+    #[arg(long)]
+    nli_backend_health_ms: Option<u64>,
 }
 
 impl ConfigArgs {
@@ -372,6 +389,11 @@ impl ConfigArgs {
             embed_max_tokens: self.embed_max_tokens,
             cache_db: self.cache_db,
             local_llm: self.local_llm,
+            nli_backend: self.nli_backend,
+            nli_backend_model: self.nli_backend_model,
+            nli_backend_timeout_ms: self.nli_backend_timeout_ms,
+            nli_backend_retries: self.nli_backend_retries,
+            nli_backend_health_ms: self.nli_backend_health_ms,
         })
     }
 }

@@ -250,6 +250,7 @@ impl Server {
             llm_cache: Some(self.llm.cache_path().display().to_string()),
             local_llm: Some(self.llm.local_llm().display().to_string()),
             local_llm_loaded: self.llm.local_loaded(),
+            nli_endpoints: info.nli_endpoints,
         }
     }
 

@@ -79,6 +79,23 @@ fn debug_text() -> String {
             }
             line("nli file", &p.nli_file.as_deref().unwrap_or("(unknown)"));
             line("precision", &p.precision.as_deref().unwrap_or("(unknown)"));
+            for (i, e) in p.nli_endpoints.iter().flatten().enumerate() {
+                let state = if e.healthy { "up" } else { "down" };
+                let last = e
+                    .last_error
+                    .as_deref()
+                    .map(|l| format!(", last error: {l}"));
+                line(
+                    &format!("nli server {}", i + 1),
+                    &format!(
+                        "{} ({state}, {} requests served, {} failures{})",
+                        e.url,
+                        e.served,
+                        e.failures,
+                        last.unwrap_or_default()
+                    ),
+                );
+            }
             line("threads", &p.threads);
             line("labels", &p.labels.join(", "));
             line("nli cache entries", &p.nli_cache_entries);

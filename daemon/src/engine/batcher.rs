@@ -1,6 +1,8 @@
 //! Dynamic batching of encoded NLI windows across all concurrent callers.
 //!
-//! One queue; a worker thread owns the session. It takes the first queued window, waits at most
+//! One queue; each worker thread owns a runner (the local session, or a client of the inference
+//! server: `engine::remote`, which has several workers so that batches are in flight on every
+//! endpoint at once). A worker takes the first queued window, waits at most
 //! `max_wait` for up to `max_batch` windows, then also takes whatever else is already queued (up
 //! to `POOL_BATCHES × max_batch`), sorts the pool by length and cuts it into batches of at most
 //! `max_batch`, each padded to its longest window. Each window's logits go back to its caller.
@@ -11,7 +13,24 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
-use super::onnx::{OnnxModel, SeqRef};
+use super::onnx::{OnnxModel, Output, SeqRef};
+
+/// What runs one batch of windows: a local ONNX Runtime session or an inference server.
+pub trait Forward: Send {
+    /// The logits of `seqs`, `[seqs.len(), labels]`.
+    fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String>;
+    /// The name of the output that is read (for messages).
+    fn output_name(&self) -> &str;
+}
+
+impl Forward for OnnxModel {
+    fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
+        OnnxModel::run(self, seqs)
+    }
+    fn output_name(&self) -> &str {
+        OnnxModel::output_name(self)
+    }
+}
 
 /// How many batches' worth of queued windows the worker sorts together.
 const POOL_BATCHES: usize = 8;
@@ -51,24 +70,32 @@ enum Msg {
 
 pub struct Batcher {
     tx: Option<Sender<Msg>>,
-    handle: Option<JoinHandle<()>>,
+    handles: Vec<JoinHandle<()>>,
 }
 
 impl Batcher {
-    /// Starts the worker thread, which owns `model`.
+    /// Starts one worker thread per runner, each owning its runner; they share one queue.
     pub fn start(
-        model: OnnxModel,
+        runners: Vec<Box<dyn Forward>>,
         max_batch: usize,
         max_wait: Duration,
     ) -> Result<Batcher, String> {
         let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
-        let handle = std::thread::Builder::new()
-            .name("uqd-nli-batcher".into())
-            .spawn(move || worker(model, rx, max_batch.max(1), max_wait))
-            .map_err(|e| format!("cannot start the NLI batcher thread: {e}"))?;
+        let mut handles = Vec::new();
+        for (i, runner) in runners.into_iter().enumerate() {
+            let rx = rx.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("uqd-nli-batcher-{i}"))
+                .spawn(move || worker(runner, rx, max_batch.max(1), max_wait))
+                .map_err(|e| format!("cannot start the NLI batcher thread: {e}"))?;
+            handles.push(h);
+        }
+        if handles.is_empty() {
+            return Err("internal error: the NLI batcher has no runner".into());
+        }
         Ok(Batcher {
             tx: Some(tx),
-            handle: Some(handle),
+            handles,
         })
     }
 
@@ -81,9 +108,9 @@ impl Batcher {
             .map_err(|_| "the NLI batcher thread has stopped".to_string())
     }
 
-    /// Whether the worker thread is still running.
+    /// Whether a worker thread is still running.
     pub fn is_alive(&self) -> bool {
-        self.handle.as_ref().is_some_and(|h| !h.is_finished())
+        self.handles.iter().any(|h| !h.is_finished())
     }
 
     /// Runs `batches` as given (no queueing, no re-sorting); returns the number of windows run.
@@ -102,13 +129,13 @@ impl Batcher {
 impl Drop for Batcher {
     fn drop(&mut self) {
         self.tx.take();
-        if let Some(h) = self.handle.take() {
+        for h in self.handles.drain(..) {
             let _ = h.join();
         }
     }
 }
 
-fn forward(model: &mut OnnxModel, windows: &[&EncodedWindow]) -> Result<Vec<Vec<f32>>, String> {
+fn forward(model: &mut dyn Forward, windows: &[&EncodedWindow]) -> Result<Vec<Vec<f32>>, String> {
     let seqs: Vec<SeqRef<'_>> = windows
         .iter()
         .map(|w| SeqRef {
@@ -131,7 +158,7 @@ fn forward(model: &mut OnnxModel, windows: &[&EncodedWindow]) -> Result<Vec<Vec<
     Ok(out.data.chunks(k).map(|c| c.to_vec()).collect())
 }
 
-fn run_jobs(model: &mut OnnxModel, mut pool: Vec<Job>, max_batch: usize) {
+fn run_jobs(model: &mut dyn Forward, mut pool: Vec<Job>, max_batch: usize) {
     pool.sort_by_key(|j| j.window.len());
     let mut rest = pool;
     while !rest.is_empty() {
@@ -153,7 +180,7 @@ fn run_jobs(model: &mut OnnxModel, mut pool: Vec<Job>, max_batch: usize) {
     }
 }
 
-fn run_raw(model: &mut OnnxModel, batches: &[Vec<EncodedWindow>]) -> Result<usize, String> {
+fn run_raw(model: &mut dyn Forward, batches: &[Vec<EncodedWindow>]) -> Result<usize, String> {
     let mut n = 0;
     for b in batches {
         let refs: Vec<&EncodedWindow> = b.iter().collect();
@@ -162,7 +189,7 @@ fn run_raw(model: &mut OnnxModel, batches: &[Vec<EncodedWindow>]) -> Result<usiz
     Ok(n)
 }
 
-fn worker(mut model: OnnxModel, rx: Receiver<Msg>, max_batch: usize, max_wait: Duration) {
+fn worker(mut model: Box<dyn Forward>, rx: Receiver<Msg>, max_batch: usize, max_wait: Duration) {
     let pool_cap = max_batch.saturating_mul(POOL_BATCHES);
     let mut raws: Vec<RawRequest> = Vec::new();
     while let Ok(first) = rx.recv() {
@@ -189,10 +216,10 @@ fn worker(mut model: OnnxModel, rx: Receiver<Msg>, max_batch: usize, max_wait: D
                     Err(_) => break,
                 }
             }
-            run_jobs(&mut model, pool, max_batch);
+            run_jobs(model.as_mut(), pool, max_batch);
         }
         for (b, r) in raws.drain(..) {
-            let _ = r.send(run_raw(&mut model, &b));
+            let _ = r.send(run_raw(model.as_mut(), &b));
         }
     }
 }

@@ -9,6 +9,7 @@ pub mod embed;
 pub mod nli;
 pub mod onnx;
 pub mod ort_env;
+pub mod remote;
 
 #[cfg(test)]
 mod tests;
@@ -25,7 +26,7 @@ use crate::config::{check_model_dir, Config, Device, Precision, DEFAULT_MAX_BATC
 use crate::models::variants::Variants;
 
 pub use batcher::EncodedWindow;
-use batcher::{Batcher, Job};
+use batcher::{Batcher, Forward, Job};
 use cache::{pair_key, text_key, DedupCache};
 use embed::EmbedModel;
 use nli::NliText;
@@ -60,6 +61,9 @@ pub struct EngineInfo {
     pub labels: Vec<String>,
     pub nli_cache_entries: usize,
     pub embed_cache_entries: usize,
+    /// The inference servers' endpoints when the NLI model runs there (`--nli-backend`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nli_endpoints: Option<Vec<remote::EndpointInfo>>,
 }
 
 pub struct Engine {
@@ -76,6 +80,7 @@ pub struct Engine {
     nli_file: String,
     threads: usize,
     max_batch: usize,
+    remote: Option<Arc<remote::Remote>>,
     pairs_computed: AtomicU64,
     windows_computed: AtomicU64,
 }
@@ -83,34 +88,42 @@ pub struct Engine {
 impl Engine {
     /// Checks the model directories, loads ONNX Runtime (once per process) and both models.
     pub fn load(cfg: &Config) -> Result<Engine, String> {
-        check_model_dir(&cfg.nli_model, true)?;
+        if cfg.nli_backend.is_none() {
+            check_model_dir(&cfg.nli_model, true)?;
+        }
         if let Some(d) = &cfg.embed_model {
             check_model_dir(d, false)?;
         }
-        let env = ort_env::init(&cfg.ort_lib)?;
         let nli = NliText::load(&cfg.nli_model, cfg.nli_max_tokens)?;
-        let (model, precision) = load_nli_model(&env, cfg, nli.pad_id)?;
-        let device = model.device.as_str().to_string();
-        let device_note = model.cuda_not_used.clone();
-        let nli_file = model.path.clone();
-        // On CUDA the default batch is GPU_MAX_BATCH (a set --max-batch is kept); the windows in
-        // flight per call scale with it (4 batches).
-        let max_batch = if model.device == Device::Cuda && cfg.max_batch == DEFAULT_MAX_BATCH {
-            GPU_MAX_BATCH
-        } else {
-            cfg.max_batch
+        let nli_run = match &cfg.nli_backend {
+            Some(b) => remote_nli(b, nli.pad_id)?,
+            None => local_nli(cfg, nli.pad_id)?,
         };
-        // The embedding model runs where the NLI model ended up (no second CUDA attempt).
-        let embed_cfg = Config {
-            device: model.device,
-            max_batch,
-            ..cfg.clone()
-        };
-        let batcher = Batcher::start(model, max_batch, Duration::from_millis(cfg.max_wait_ms))?;
+        let max_batch = nli_run.max_batch.unwrap_or(cfg.max_batch);
         let embed = match &cfg.embed_model {
-            Some(d) => Some(EmbedModel::load(&env, d, &embed_cfg)?),
+            // The embedding model runs where the NLI model ended up (no second CUDA attempt).
+            Some(d) => {
+                let embed_cfg = Config {
+                    device: nli_run.embed_device,
+                    max_batch,
+                    ..cfg.clone()
+                };
+                let env = ort_env::init(&cfg.ort_lib)?;
+                Some(EmbedModel::load(&env, d, &embed_cfg)?)
+            }
             None => None,
         };
+        let batcher = Batcher::start(
+            nli_run.runners,
+            max_batch,
+            Duration::from_millis(cfg.max_wait_ms),
+        )?;
+        let (device, device_note, precision, nli_file) = (
+            nli_run.device,
+            nli_run.device_note,
+            nli_run.precision,
+            nli_run.nli_file,
+        );
         Ok(Engine {
             nli,
             batcher,
@@ -123,10 +136,11 @@ impl Engine {
             nli_path: cfg.nli_model.display().to_string(),
             device,
             device_note,
-            precision: precision.as_str().to_string(),
+            precision,
             nli_file,
             threads: cfg.threads,
             max_batch: max_batch.max(1),
+            remote: nli_run.remote,
             pairs_computed: AtomicU64::new(0),
             windows_computed: AtomicU64::new(0),
         })
@@ -255,6 +269,7 @@ impl Engine {
             labels: self.nli.labels.names.clone(),
             nli_cache_entries: self.nli_cache.len(),
             embed_cache_entries: self.sentence_cache.len() + self.token_cache.len(),
+            nli_endpoints: self.remote.as_ref().map(|r| r.endpoints()),
         }
     }
 
@@ -292,6 +307,62 @@ impl Engine {
     pub fn nli_windows_computed(&self) -> u64 {
         self.windows_computed.load(Ordering::Relaxed)
     }
+}
+
+/// How the NLI forward passes run: the batcher's runners and what `info` says of them.
+struct NliRun {
+    runners: Vec<Box<dyn Forward>>,
+    /// The batch size when it is not the configured one (CUDA's default).
+    max_batch: Option<usize>,
+    device: String,
+    device_note: Option<String>,
+    precision: String,
+    nli_file: String,
+    /// Where the embedding model is to run.
+    embed_device: Device,
+    remote: Option<Arc<remote::Remote>>,
+}
+
+/// Batcher workers per inference-server endpoint: one request in flight while the next is made.
+const WORKERS_PER_ENDPOINT: usize = 2;
+
+/// The NLI model on the inference servers of `backend`.
+fn remote_nli(backend: &crate::config::NliBackend, pad_id: u32) -> Result<NliRun, String> {
+    let r = Arc::new(remote::Remote::connect(backend, pad_id)?);
+    remote::start_health_checks(&r, Duration::from_millis(backend.health_ms))?;
+    let runners = (0..WORKERS_PER_ENDPOINT * r.endpoint_count())
+        .map(|_| Box::new(remote::RemoteRunner(r.clone())) as Box<dyn Forward>)
+        .collect();
+    Ok(NliRun {
+        runners,
+        max_batch: None,
+        device: "remote".into(),
+        device_note: None,
+        precision: "remote".into(),
+        nli_file: r.describe(),
+        embed_device: Device::Cpu,
+        remote: Some(r),
+    })
+}
+
+/// The NLI model in a local ONNX Runtime session.
+fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
+    let env = ort_env::init(&cfg.ort_lib)?;
+    let (model, precision) = load_nli_model(&env, cfg, pad_id)?;
+    // On CUDA the default batch is GPU_MAX_BATCH (a set --max-batch is kept); the windows in
+    // flight per call scale with it (4 batches).
+    let max_batch = (model.device == Device::Cuda && cfg.max_batch == DEFAULT_MAX_BATCH)
+        .then_some(GPU_MAX_BATCH);
+    Ok(NliRun {
+        max_batch,
+        device: model.device.as_str().to_string(),
+        device_note: model.cuda_not_used.clone(),
+        precision: precision.as_str().to_string(),
+        nli_file: model.path.clone(),
+        embed_device: model.device,
+        remote: None,
+        runners: vec![Box::new(model)],
+    })
 }
 
 /// Loads the NLI model file that `cfg.precision` picks for the device it gets (see

@@ -10,17 +10,60 @@ use crate::config::Device;
 
 use super::ort_env;
 
+/// What an encoder input holds, known by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum InputKind {
+pub(crate) enum InputKind {
     Ids,
     Attention,
     TypeIds,
 }
 
+impl InputKind {
+    /// `input_ids`, `attention_mask` or `token_type_ids`; `None` for any other name.
+    pub(crate) fn from_name(name: &str) -> Option<InputKind> {
+        match name {
+            "input_ids" => Some(InputKind::Ids),
+            "attention_mask" => Some(InputKind::Attention),
+            "token_type_ids" => Some(InputKind::TypeIds),
+            _ => None,
+        }
+    }
+
+    /// The row-major `[seqs.len(), l]` data of this input for `seqs`, each right-padded to `l`
+    /// (pad id, attention 0, type 0).
+    pub(crate) fn data(self, seqs: &[SeqRef<'_>], l: usize, pad_id: u32) -> Vec<i64> {
+        let mut data: Vec<i64> = Vec::with_capacity(seqs.len() * l);
+        for s in seqs {
+            let n = s.ids.len();
+            match self {
+                InputKind::Ids => {
+                    data.extend(s.ids.iter().map(|&x| x as i64));
+                    data.extend(std::iter::repeat_n(pad_id as i64, l - n));
+                }
+                InputKind::Attention => {
+                    data.extend(std::iter::repeat_n(1i64, n));
+                    data.extend(std::iter::repeat_n(0i64, l - n));
+                }
+                InputKind::TypeIds => {
+                    data.extend(s.type_ids.iter().take(n).map(|&x| x as i64));
+                    data.extend(std::iter::repeat_n(0i64, l - s.type_ids.len().min(n)));
+                }
+            }
+        }
+        data
+    }
+}
+
+/// The integer type of an encoder input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum IntType {
+pub(crate) enum IntType {
     I64,
     I32,
+}
+
+/// The longest of `seqs` (at least 1): the padded length of their batch.
+pub(crate) fn padded_len(seqs: &[SeqRef<'_>]) -> usize {
+    seqs.iter().map(|s| s.ids.len()).max().unwrap_or(0).max(1)
 }
 
 /// One sequence to run: token ids and token type ids of equal length (no padding).
@@ -67,18 +110,13 @@ impl OnnxModel {
         let mut inputs = Vec::new();
         for inp in session.inputs() {
             let name = inp.name().to_string();
-            let kind = match name.as_str() {
-                "input_ids" => InputKind::Ids,
-                "attention_mask" => InputKind::Attention,
-                "token_type_ids" => InputKind::TypeIds,
-                other => {
-                    return Err(format!(
-                        "model {} has an unsupported input {other:?}: uqd feeds input_ids, attention_mask and \
-                         token_type_ids (export the model with `optimum-cli export onnx`)",
-                        model_path.display()
-                    ))
-                }
-            };
+            let kind = InputKind::from_name(&name).ok_or_else(|| {
+                format!(
+                    "model {} has an unsupported input {name:?}: uqd feeds input_ids, attention_mask and \
+                     token_type_ids (export the model with `optimum-cli export onnx`)",
+                    model_path.display()
+                )
+            })?;
             let ty = match inp.dtype() {
                 ValueType::Tensor {
                     ty: TensorElementType::Int64,
@@ -152,28 +190,11 @@ impl OnnxModel {
             });
         }
         let b = seqs.len();
-        let l = seqs.iter().map(|s| s.ids.len()).max().unwrap_or(0).max(1);
+        let l = padded_len(seqs);
         let mut values: Vec<(String, SessionInputValue<'static>)> =
             Vec::with_capacity(self.inputs.len());
         for (name, kind, ty) in &self.inputs {
-            let mut data: Vec<i64> = Vec::with_capacity(b * l);
-            for s in seqs {
-                let n = s.ids.len();
-                match kind {
-                    InputKind::Ids => {
-                        data.extend(s.ids.iter().map(|&x| x as i64));
-                        data.extend(std::iter::repeat_n(self.pad_id as i64, l - n));
-                    }
-                    InputKind::Attention => {
-                        data.extend(std::iter::repeat_n(1i64, n));
-                        data.extend(std::iter::repeat_n(0i64, l - n));
-                    }
-                    InputKind::TypeIds => {
-                        data.extend(s.type_ids.iter().take(n).map(|&x| x as i64));
-                        data.extend(std::iter::repeat_n(0i64, l - s.type_ids.len().min(n)));
-                    }
-                }
-            }
+            let data = kind.data(seqs, l, self.pad_id);
             let shape = vec![b as i64, l as i64];
             let v: DynValue = match ty {
                 IntType::I64 => Tensor::from_array((shape, data))

@@ -39,5 +39,6 @@ pub fn test_config() -> Config {
         embed_max_tokens: 256,
         cache_db: PathBuf::from("/nonexistent/unused.sqlite"),
         local_llm: PathBuf::from("/nonexistent/unused.gguf"),
+        nli_backend: None,
     }
 }
