@@ -320,6 +320,9 @@ pub struct PingInfo {
     #[serde(default)]
     pub nli_file: Option<String>,
     pub threads: usize,
+    /// NLI sessions running batches side by side (local), or batches in flight (remote).
+    #[serde(default)]
+    pub nli_sessions: Option<usize>,
     pub labels: Vec<String>,
     pub nli_cache_entries: usize,
     pub embed_cache_entries: usize,

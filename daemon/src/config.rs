@@ -116,8 +116,12 @@ pub struct Config {
     /// Where `uqd models optimize` writes the variants of a model whose directory is not given as
     /// `--out` (one subdirectory per model; default `<exe dir>/models/variants`).
     pub variants_dir: PathBuf,
-    /// Intra-op threads of each ONNX Runtime session.
+    /// ONNX Runtime threads of the NLI model on the CPU, shared out among its sessions.
     pub threads: usize,
+    /// NLI sessions on the CPU, each with `threads / nli_sessions` intra-op threads, each
+    /// running batches of its own from the one queue; `None`: 2 for the int8 model when
+    /// `threads` ≥ 2, else 1 (`engine::local_nli`).
+    pub nli_sessions: Option<usize>,
     /// Maximum number of encoded windows per forward pass.
     pub max_batch: usize,
     /// Maximum wait for more work after the first queued item (ms).
@@ -226,6 +230,7 @@ pub struct CliOverrides {
     pub precision: Option<String>,
     pub variants_dir: Option<PathBuf>,
     pub threads: Option<usize>,
+    pub nli_sessions: Option<usize>,
     pub max_batch: Option<usize>,
     pub max_wait_ms: Option<u64>,
     pub nli_max_tokens: Option<usize>,
@@ -252,6 +257,7 @@ pub struct FileConfig {
     pub precision: Option<String>,
     pub variants_dir: Option<PathBuf>,
     pub threads: Option<usize>,
+    pub nli_sessions: Option<usize>,
     pub max_batch: Option<usize>,
     pub max_wait_ms: Option<u64>,
     pub nli_max_tokens: Option<usize>,
@@ -316,7 +322,7 @@ pub fn resolve_with(
             let f: FileConfig = serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "config file {} is not valid: {e} (valid keys: socket, nli_model, embed_model, ort_lib, device, \
-                     precision, variants_dir, threads, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens, cache_db, local_llm, \
+                     precision, variants_dir, threads, nli_sessions, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens, cache_db, local_llm, \
                      nli_backend {{urls, model, timeout_ms, retries, health_ms}})",
                     p.display()
                 )
@@ -409,6 +415,7 @@ pub fn resolve_with(
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    let nli_sessions = num!(cli.nli_sessions, "UQ_NLI_SESSIONS", file.nli_sessions, usize);
     let max_batch =
         num!(cli.max_batch, "UQ_MAX_BATCH", file.max_batch, usize).unwrap_or(DEFAULT_MAX_BATCH);
     let max_wait_ms = num!(cli.max_wait_ms, "UQ_MAX_WAIT_MS", file.max_wait_ms, u64)
@@ -432,6 +439,11 @@ pub fn resolve_with(
     }
     if max_batch == 0 {
         return Err("max batch must be at least 1 (--max-batch / UQ_MAX_BATCH)".into());
+    }
+    if let Some(n) = nli_sessions.filter(|&n| n == 0 || n > 64) {
+        return Err(format!(
+            "NLI sessions {n} (--nli-sessions / UQ_NLI_SESSIONS) is out of range: use 1 to 64"
+        ));
     }
     if max_wait_ms > 60_000 {
         return Err(format!(
@@ -460,6 +472,7 @@ pub fn resolve_with(
         precision,
         variants_dir,
         threads,
+        nli_sessions,
         max_batch,
         max_wait_ms,
         nli_max_tokens,

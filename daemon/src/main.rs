@@ -334,8 +334,13 @@ struct ConfigArgs {
     /// Directory of the models' optimized variants (`uqd models optimize`); also UQ_VARIANTS_DIR.
     #[arg(long)]
     variants_dir: Option<PathBuf>,
+    /// ONNX Runtime threads of the NLI model on the CPU (default: the cores); also UQ_THREADS.
     #[arg(long)]
     threads: Option<usize>,
+    /// NLI sessions on the CPU, sharing --threads and running batches side by side (default 2
+    /// for the int8 model when --threads is at least 2, else 1); also UQ_NLI_SESSIONS.
+    #[arg(long)]
+    nli_sessions: Option<usize>,
     #[arg(long)]
     max_batch: Option<usize>,
     #[arg(long)]
@@ -383,6 +388,7 @@ impl ConfigArgs {
             precision: self.precision,
             variants_dir: self.variants_dir,
             threads: self.threads,
+            nli_sessions: self.nli_sessions,
             max_batch: self.max_batch,
             max_wait_ms: self.max_wait_ms,
             nli_max_tokens: self.nli_max_tokens,

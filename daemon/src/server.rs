@@ -244,6 +244,7 @@ impl Server {
             precision: Some(info.precision),
             nli_file: Some(info.nli_file),
             threads: info.threads,
+            nli_sessions: Some(info.nli_sessions),
             labels: info.labels,
             nli_cache_entries: info.nli_cache_entries,
             embed_cache_entries: info.embed_cache_entries,

@@ -97,6 +97,9 @@ fn debug_text() -> String {
                 );
             }
             line("threads", &p.threads);
+            if let Some(n) = p.nli_sessions {
+                line("nli sessions", &n);
+            }
             line("labels", &p.labels.join(", "));
             line("nli cache entries", &p.nli_cache_entries);
             line("embed cache entries", &p.embed_cache_entries);

@@ -3,8 +3,8 @@
 //! One queue; each worker thread owns a runner (the local session, or a client of the inference
 //! server: `engine::remote`, which has several workers so that batches are in flight on every
 //! endpoint at once). A worker takes the first queued window, waits at most
-//! `max_wait` for up to `max_batch` windows, then also takes whatever else is already queued (up
-//! to `POOL_BATCHES × max_batch`), sorts the pool by length and cuts it into batches of at most
+//! `max_wait` for up to `max_batch` windows, then, when it is the only worker, also takes whatever
+//! else is already queued (up to `POOL_BATCHES × max_batch`), sorts the pool by length and cuts it into batches of at most
 //! `max_batch`, each padded to its longest window. Each window's logits go back to its caller.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -21,6 +21,11 @@ pub trait Forward: Send {
     fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String>;
     /// The name of the output that is read (for messages).
     fn output_name(&self) -> &str;
+    /// Whether it runs one window per forward pass anyway (dynamic int8): then its worker takes
+    /// one window at a time from the queue, so that every worker stays busy.
+    fn one_at_a_time(&self) -> bool {
+        false
+    }
 }
 
 impl Forward for OnnxModel {
@@ -29,6 +34,9 @@ impl Forward for OnnxModel {
     }
     fn output_name(&self) -> &str {
         OnnxModel::output_name(self)
+    }
+    fn one_at_a_time(&self) -> bool {
+        self.row_at_a_time
     }
 }
 
@@ -82,11 +90,12 @@ impl Batcher {
     ) -> Result<Batcher, String> {
         let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
         let mut handles = Vec::new();
+        let n = runners.len();
         for (i, runner) in runners.into_iter().enumerate() {
             let rx = rx.clone();
             let h = std::thread::Builder::new()
                 .name(format!("uqd-nli-batcher-{i}"))
-                .spawn(move || worker(runner, rx, max_batch.max(1), max_wait))
+                .spawn(move || worker(runner, rx, max_batch.max(1), max_wait, n > 1))
                 .map_err(|e| format!("cannot start the NLI batcher thread: {e}"))?;
             handles.push(h);
         }
@@ -113,16 +122,26 @@ impl Batcher {
         self.handles.iter().any(|h| !h.is_finished())
     }
 
-    /// Runs `batches` as given (no queueing, no re-sorting); returns the number of windows run.
+    /// Runs `batches` as given (no re-sorting), each batch on whichever worker is free;
+    /// returns the number of windows run.
     pub fn raw(&self, batches: Vec<Vec<EncodedWindow>>) -> Result<usize, String> {
-        let (rtx, rrx) = crossbeam_channel::bounded(1);
-        self.tx
+        let (rtx, rrx) = crossbeam_channel::unbounded();
+        let n = batches.len();
+        let tx = self
+            .tx
             .as_ref()
-            .ok_or_else(|| "the NLI batcher is stopped".to_string())?
-            .send(Msg::Raw(batches, rtx))
-            .map_err(|_| "the NLI batcher thread has stopped".to_string())?;
-        rrx.recv()
-            .map_err(|_| "the NLI batcher thread has stopped".to_string())?
+            .ok_or_else(|| "the NLI batcher is stopped".to_string())?;
+        for b in batches {
+            tx.send(Msg::Raw(vec![b], rtx.clone()))
+                .map_err(|_| "the NLI batcher thread has stopped".to_string())?;
+        }
+        let mut run = 0;
+        for _ in 0..n {
+            run += rrx
+                .recv()
+                .map_err(|_| "the NLI batcher thread has stopped".to_string())??;
+        }
+        Ok(run)
     }
 }
 
@@ -189,8 +208,21 @@ fn run_raw(model: &mut dyn Forward, batches: &[Vec<EncodedWindow>]) -> Result<us
     Ok(n)
 }
 
-fn worker(mut model: Box<dyn Forward>, rx: Receiver<Msg>, max_batch: usize, max_wait: Duration) {
-    let pool_cap = max_batch.saturating_mul(POOL_BATCHES);
+/// One worker: `shared` when other workers take from the same queue, so that it takes one batch
+/// at a time (a pool of several would leave the others idle).
+fn worker(
+    mut model: Box<dyn Forward>,
+    rx: Receiver<Msg>,
+    max_batch: usize,
+    max_wait: Duration,
+    shared: bool,
+) {
+    let max_batch = if model.one_at_a_time() { 1 } else { max_batch };
+    let pool_cap = if shared {
+        max_batch
+    } else {
+        max_batch.saturating_mul(POOL_BATCHES)
+    };
     let mut raws: Vec<RawRequest> = Vec::new();
     while let Ok(first) = rx.recv() {
         let mut pool: Vec<Job> = Vec::new();

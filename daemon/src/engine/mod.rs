@@ -57,6 +57,8 @@ pub struct EngineInfo {
     /// The NLI model file that runs (the model's `model.onnx` or a variant).
     pub nli_file: String,
     pub threads: usize,
+    /// NLI sessions (batches run side by side).
+    pub nli_sessions: usize,
     /// NLI label names in model order.
     pub labels: Vec<String>,
     pub nli_cache_entries: usize,
@@ -79,6 +81,7 @@ pub struct Engine {
     precision: String,
     nli_file: String,
     threads: usize,
+    nli_sessions: usize,
     max_batch: usize,
     remote: Option<Arc<remote::Remote>>,
     pairs_computed: AtomicU64,
@@ -139,6 +142,7 @@ impl Engine {
             precision,
             nli_file,
             threads: cfg.threads,
+            nli_sessions: nli_run.sessions,
             max_batch: max_batch.max(1),
             remote: nli_run.remote,
             pairs_computed: AtomicU64::new(0),
@@ -266,6 +270,7 @@ impl Engine {
             precision: self.precision.clone(),
             nli_file: self.nli_file.clone(),
             threads: self.threads,
+            nli_sessions: self.nli_sessions,
             labels: self.nli.labels.names.clone(),
             nli_cache_entries: self.nli_cache.len(),
             embed_cache_entries: self.sentence_cache.len() + self.token_cache.len(),
@@ -321,6 +326,8 @@ struct NliRun {
     /// Where the embedding model is to run.
     embed_device: Device,
     remote: Option<Arc<remote::Remote>>,
+    /// Sessions (local) or batches in flight (remote).
+    sessions: usize,
 }
 
 /// Batcher workers per inference-server endpoint: one request in flight while the next is made.
@@ -330,38 +337,74 @@ const WORKERS_PER_ENDPOINT: usize = 2;
 fn remote_nli(backend: &crate::config::NliBackend, pad_id: u32) -> Result<NliRun, String> {
     let r = Arc::new(remote::Remote::connect(backend, pad_id)?);
     remote::start_health_checks(&r, Duration::from_millis(backend.health_ms))?;
-    let runners = (0..WORKERS_PER_ENDPOINT * r.endpoint_count())
+    let runners: Vec<Box<dyn Forward>> = (0..WORKERS_PER_ENDPOINT * r.endpoint_count())
         .map(|_| Box::new(remote::RemoteRunner(r.clone())) as Box<dyn Forward>)
         .collect();
     Ok(NliRun {
-        runners,
         max_batch: None,
         device: "remote".into(),
         device_note: None,
         precision: "remote".into(),
         nli_file: r.describe(),
         embed_device: Device::Cpu,
+        sessions: runners.len(),
         remote: Some(r),
+        runners,
     })
 }
 
-/// The NLI model in a local ONNX Runtime session.
+/// The NLI model in local ONNX Runtime sessions: on the CPU `cfg.nli_sessions` of them (default:
+/// 2 for a model that runs one window per pass, dynamic int8, when there are 2 threads or more,
+/// else 1), sharing `cfg.threads`; on CUDA one. On 2 cores two one-thread int8 sessions run 1.4×
+/// the pairs/s of one two-thread session, while the batched fp32 model runs best as one session
+/// whose worker sorts a large pool into batches (docs/design.md, "Batching").
 fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
     let env = ort_env::init(&cfg.ort_lib)?;
-    let (model, precision) = load_nli_model(&env, cfg, pad_id)?;
+    let split = |n: usize| Config {
+        threads: (cfg.threads / n).max(1),
+        ..cfg.clone()
+    };
+    let (mut model, precision) = load_nli_model(&env, &split(cfg.nli_sessions.unwrap_or(1)), pad_id)?;
+    let device = model.device;
+    let sessions = match (device, cfg.nli_sessions) {
+        (Device::Cuda, _) => 1,
+        (_, Some(n)) => n,
+        (_, None) if model.row_at_a_time && cfg.threads >= 2 => 2,
+        (_, None) => 1,
+    };
+    let file = std::path::PathBuf::from(&model.path);
+    let per_session = split(sessions).threads;
+    let (row_at_a_time, note) = (model.row_at_a_time, model.cuda_not_used.clone());
+    let load_cpu = || -> Result<OnnxModel, String> {
+        let mut m = OnnxModel::load(&env, &file, per_session, Device::Cpu, "logits", pad_id)?;
+        m.row_at_a_time = row_at_a_time;
+        m.cuda_not_used = note.clone();
+        Ok(m)
+    };
+    if device == Device::Cpu && cfg.nli_sessions.is_none() && sessions > 1 {
+        // The first session was made with every thread: make it again with its share.
+        model = load_cpu()?;
+    }
+    let mut runners: Vec<Box<dyn Forward>> = Vec::with_capacity(sessions);
+    for _ in 1..sessions {
+        runners.push(Box::new(load_cpu()?));
+    }
     // On CUDA the default batch is GPU_MAX_BATCH (a set --max-batch is kept); the windows in
     // flight per call scale with it (4 batches).
-    let max_batch = (model.device == Device::Cuda && cfg.max_batch == DEFAULT_MAX_BATCH)
+    let max_batch = (device == Device::Cuda && cfg.max_batch == DEFAULT_MAX_BATCH)
         .then_some(GPU_MAX_BATCH);
     Ok(NliRun {
         max_batch,
-        device: model.device.as_str().to_string(),
+        device: device.as_str().to_string(),
         device_note: model.cuda_not_used.clone(),
         precision: precision.as_str().to_string(),
         nli_file: model.path.clone(),
-        embed_device: model.device,
+        embed_device: device,
         remote: None,
-        runners: vec![Box::new(model)],
+        sessions,
+        runners: std::iter::once(Box::new(model) as Box<dyn Forward>)
+            .chain(runners)
+            .collect(),
     })
 }
 

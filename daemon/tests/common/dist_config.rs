@@ -33,6 +33,7 @@ pub fn test_config() -> Config {
         precision: Precision::Auto,
         variants_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/models/variants"),
         threads: 2,
+        nli_sessions: None,
         max_batch: 8,
         max_wait_ms: 2,
         nli_max_tokens: None,
