@@ -415,7 +415,12 @@ pub fn resolve_with(
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let nli_sessions = num!(cli.nli_sessions, "UQ_NLI_SESSIONS", file.nli_sessions, usize);
+    let nli_sessions = num!(
+        cli.nli_sessions,
+        "UQ_NLI_SESSIONS",
+        file.nli_sessions,
+        usize
+    );
     let max_batch =
         num!(cli.max_batch, "UQ_MAX_BATCH", file.max_batch, usize).unwrap_or(DEFAULT_MAX_BATCH);
     let max_wait_ms = num!(cli.max_wait_ms, "UQ_MAX_WAIT_MS", file.max_wait_ms, u64)

@@ -112,6 +112,42 @@ fn optimizes_the_shared_model_into_fused_int8_and_fp16_variants() {
 }
 
 #[test]
+fn a_graph_without_fusable_attention_still_gets_its_variants_with_a_warning() {
+    // v1 of the shared NLI model was written by a plain exporter: no attention fuses.
+    let v1 = root().join("../shared/models/nli-minilm-l6");
+    assert!(
+        v1.join("model.onnx").is_file(),
+        "{} is missing",
+        v1.display()
+    );
+    let out = tmp_dir("v1-out");
+    let py = python();
+    let o = uqd(&["--out"], &[&out, Path::new("--python"), &py, &v1]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("fused no attention") && t.contains("optimum-cli export onnx"),
+        "{t}"
+    );
+    let line: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(line["attention_fused"], false, "{line}");
+    assert_eq!(line["files"]["int8"], "model_opt_int8.onnx", "{line}");
+    let original = std::fs::metadata(v1.join("model.onnx")).unwrap().len();
+    let int8 = std::fs::metadata(out.join("model_opt_int8.onnx"))
+        .unwrap()
+        .len();
+    assert!(int8 * 3 < original, "int8 {int8} of {original}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn unsupported_model_type_and_missing_python_are_clear_errors() {
     let mut cfg: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root().join("dist/models/nli/config.json")).unwrap(),

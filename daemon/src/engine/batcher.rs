@@ -1,11 +1,12 @@
 //! Dynamic batching of encoded NLI windows across all concurrent callers.
 //!
-//! One queue; each worker thread owns a runner (the local session, or a client of the inference
-//! server: `engine::remote`, which has several workers so that batches are in flight on every
-//! endpoint at once). A worker takes the first queued window, waits at most
-//! `max_wait` for up to `max_batch` windows, then, when it is the only worker, also takes whatever
-//! else is already queued (up to `POOL_BATCHES × max_batch`), sorts the pool by length and cuts it into batches of at most
-//! `max_batch`, each padded to its longest window. Each window's logits go back to its caller.
+//! One queue; each worker thread owns a runner (a local session, or a client of the inference
+//! servers: `engine::remote`, with several workers so that batches are in flight on every
+//! endpoint at once). A worker takes the first queued window, waits at most `max_wait` for up to
+//! `max_batch` windows, then, when it is the only worker, also takes whatever else is already
+//! queued (up to `POOL_BATCHES × max_batch`), sorts the pool by length and cuts it into batches
+//! of at most `max_batch`, each padded to its longest window. Each window's logits go back to
+//! its caller.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::thread::JoinHandle;

@@ -364,7 +364,8 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
         threads: (cfg.threads / n).max(1),
         ..cfg.clone()
     };
-    let (mut model, precision) = load_nli_model(&env, &split(cfg.nli_sessions.unwrap_or(1)), pad_id)?;
+    let (mut model, precision) =
+        load_nli_model(&env, &split(cfg.nli_sessions.unwrap_or(1)), pad_id)?;
     let device = model.device;
     let sessions = match (device, cfg.nli_sessions) {
         (Device::Cuda, _) => 1,
@@ -391,8 +392,8 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
     }
     // On CUDA the default batch is GPU_MAX_BATCH (a set --max-batch is kept); the windows in
     // flight per call scale with it (4 batches).
-    let max_batch = (device == Device::Cuda && cfg.max_batch == DEFAULT_MAX_BATCH)
-        .then_some(GPU_MAX_BATCH);
+    let max_batch =
+        (device == Device::Cuda && cfg.max_batch == DEFAULT_MAX_BATCH).then_some(GPU_MAX_BATCH);
     Ok(NliRun {
         max_batch,
         device: device.as_str().to_string(),

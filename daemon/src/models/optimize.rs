@@ -89,6 +89,13 @@ pub fn optimize(
                 .to_string()
         });
     }
+    // Warnings of ours (e.g. no attention fused) go on to the user.
+    for l in String::from_utf8_lossy(&run.stderr)
+        .lines()
+        .filter(|l| l.starts_with("uqd models optimize:"))
+    {
+        eprintln!("{l}");
+    }
     stdout
         .lines()
         .rev()
