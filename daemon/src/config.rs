@@ -830,6 +830,14 @@ mod tests {
             e.contains("UQ_PRECISION") && e.contains("int4") && e.contains("int8"),
             "{e}"
         );
+        env.remove("UQ_PRECISION");
+        env.insert("UQ_NLI_SESSIONS", "0".into());
+        let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
+        assert!(e.contains("--nli-sessions") && e.contains("1 to 64"), "{e}");
+        env.insert("UQ_NLI_SESSIONS", "3".into());
+        let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+        assert_eq!(c.nli_sessions, Some(3));
+        env.remove("UQ_NLI_SESSIONS");
         env.insert("UQ_PRECISION", "INT8".into());
         assert_eq!(
             resolve(CliOverrides::default(), &env, &exe)

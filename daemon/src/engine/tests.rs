@@ -173,6 +173,29 @@ fn precision_picks_the_variant_and_scores_agree() {
 }
 
 #[test]
+fn int8_sessions_share_the_work_and_give_the_same_probabilities() {
+    // test_config has 2 threads: int8 gets two one-thread sessions by default, fp32 one.
+    assert_eq!(ENGINE.info().nli_sessions, 2);
+    assert_eq!(engine_with(Precision::Fp32).info().nli_sessions, 1);
+    let one = Engine::load(&Config {
+        nli_sessions: Some(1),
+        embed_model: None,
+        ..test_config()
+    })
+    .unwrap();
+    assert_eq!(one.info().nli_sessions, 1);
+    // Many distinct pairs, so that both sessions run some: each pair's probabilities are the same
+    // whichever session ran it (one window per pass), bit for bit.
+    let pairs: Vec<(String, String)> = (0..40)
+        .map(|i| pair(&format!("{GUITAR} It is song number {i}."), INSTRUMENT))
+        .collect();
+    let two = engine_with(Precision::Int8);
+    let a = one.nli(&pairs).unwrap();
+    let b = two.nli(&pairs).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
 fn missing_variant_is_an_error_naming_the_fix() {
     let base = test_config();
     let dir = std::env::temp_dir().join(format!("uqd-novariant-{}", std::process::id()));
