@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# uqlm 0.6.7 side by side with uqd on the same machine, pairs and NLI weights: uqlm's own
+# UnitResponseScorer (what LongTextUQ runs at sentence granularity, unit-response mode) on the
+# SelfCheckGPT WikiBio (sample, sentence) pairs, m = 5, torch with 2 threads, then `uqd bench
+# selfcheck` with the original model.onnx, the fused fp32 graph and int8. Prints uqlm's line and
+# uqd's precision_comparison line. Needs `make setup`; makes .cache/uqlm-venv once (uqlm, torch,
+# transformers from PyPI: about 6 GB) and converts the NLI model's ONNX weights into a Hugging Face
+# directory (.cache/uqlm-models/<name>, checked against ONNX Runtime to 1e-4) in uqlm's label order.
+#   scripts/bench-uqlm.sh [NLI_MODEL_DIR]   (default dist/models/nli)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODEL=$(cd "${1:-dist/models/nli}" && pwd -P)
+VENV=.cache/uqlm-venv
+HF=.cache/uqlm-models/$(basename "$MODEL")
+export PIP_CACHE_DIR=$PWD/.cache/pip PIP_DISABLE_PIP_VERSION_CHECK=1
+if ! "$VENV/bin/python" -c 'import uqlm, onnx, onnxruntime' 2>/dev/null; then
+  rm -rf "$VENV" && /usr/bin/python3 -m venv "$VENV"
+  # The pins keep pip from backtracking into ancient httpx; numpy 1.26 as uqlm was tested with.
+  "$VENV/bin/pip" install -q uqlm==0.6.7 "httpx>=0.27,<1" "datasets>=3.3.2,<4" "pyarrow<22" "numpy<2" onnx onnxruntime==1.31.1
+fi
+[ -f "$HF/config.json" ] || "$VENV/bin/python" scripts/uqlm/convert_onnx_to_hf.py "$MODEL" "$HF" >&2
+"$VENV/bin/python" scripts/uqlm/run_uqlm.py --model "$HF" --threads 2
+dist/uqd bench selfcheck --data ../shared/data/selfcheck_wikibio_dev.jsonl --samples 5 \
+  --scorers entailment,noncontradiction,contrasted_entailment --precision original,fp32,int8 --nli-model "$MODEL" 2>/dev/null | tail -1
