@@ -101,14 +101,16 @@ def score_table(db_path, table, options=None, *, progress=True, resume=True, pol
         bar = _Bar(job_id, progress)
         try:
             while True:
-                status = conn.execute("SELECT uq_wait(?, ?)", (job_id, poll_s)).fetchone()[0]
-                done, total, errors, run_id, message = conn.execute(
-                    "SELECT done, total, errors, run_id, message FROM uq_job WHERE job_id = ?",
+                # The bar is drawn at once, then after each wait (uq_wait also restarts a job
+                # that no daemon runs, e.g. after the daemon was killed).
+                status, done, total, errors, run_id, message = conn.execute(
+                    "SELECT status, done, total, errors, run_id, message FROM uq_job WHERE job_id = ?",
                     (job_id,),
                 ).fetchone()
                 bar.update(status, done, total, errors)
                 if status in _ENDED:
                     break
+                conn.execute("SELECT uq_wait(?, ?)", (job_id, poll_s)).fetchone()
         except KeyboardInterrupt:
             bar.close()
             sys.stderr.write(
