@@ -9,7 +9,7 @@ mod dist_config;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,8 +37,6 @@ struct FakeKserve {
     url: String,
     mode: Arc<std::sync::Mutex<Mode>>,
     infers: Arc<AtomicUsize>,
-    /// Inputs declared in the metadata.
-    _stop: Arc<AtomicBool>,
 }
 
 impl FakeKserve {
@@ -47,7 +45,6 @@ impl FakeKserve {
         let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
         let mode = Arc::new(std::sync::Mutex::new(mode));
         let infers = Arc::new(AtomicUsize::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
         let inputs: Vec<Value> = inputs
             .iter()
             .map(|n| json!({"name": n, "datatype": "INT64", "shape": [-1, -1]}))
@@ -122,12 +119,7 @@ impl FakeKserve {
                 });
             }
         });
-        FakeKserve {
-            url,
-            mode,
-            infers,
-            _stop: stop,
-        }
+        FakeKserve { url, mode, infers }
     }
 
     fn set(&self, mode: Mode) {
