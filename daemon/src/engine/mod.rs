@@ -116,17 +116,13 @@ impl Engine {
             }
             None => None,
         };
+        // Local sessions, or batches in flight on the inference servers.
+        let nli_sessions = nli_run.runners.len();
         let batcher = Batcher::start(
             nli_run.runners,
             max_batch,
             Duration::from_millis(cfg.max_wait_ms),
         )?;
-        let (device, device_note, precision, nli_file) = (
-            nli_run.device,
-            nli_run.device_note,
-            nli_run.precision,
-            nli_run.nli_file,
-        );
         Ok(Engine {
             nli,
             batcher,
@@ -137,12 +133,12 @@ impl Engine {
                 v.iter().map(|r| r.len() * 4 + 24).sum::<usize>() + 64
             }),
             nli_path: cfg.nli_model.display().to_string(),
-            device,
-            device_note,
-            precision,
-            nli_file,
+            device: nli_run.device,
+            device_note: nli_run.device_note,
+            precision: nli_run.precision,
+            nli_file: nli_run.nli_file,
             threads: cfg.threads,
-            nli_sessions: nli_run.sessions,
+            nli_sessions,
             max_batch: max_batch.max(1),
             remote: nli_run.remote,
             pairs_computed: AtomicU64::new(0),
@@ -326,8 +322,6 @@ struct NliRun {
     /// Where the embedding model is to run.
     embed_device: Device,
     remote: Option<Arc<remote::Remote>>,
-    /// Sessions (local) or batches in flight (remote).
-    sessions: usize,
 }
 
 /// Batcher workers per inference-server endpoint: one request in flight while the next is made.
@@ -347,7 +341,6 @@ fn remote_nli(backend: &crate::config::NliBackend, pad_id: u32) -> Result<NliRun
         precision: "remote".into(),
         nli_file: r.describe(),
         embed_device: Device::Cpu,
-        sessions: runners.len(),
         remote: Some(r),
         runners,
     })
@@ -360,35 +353,35 @@ fn remote_nli(backend: &crate::config::NliBackend, pad_id: u32) -> Result<NliRun
 /// whose worker sorts a large pool into batches (docs/design.md, "Batching").
 fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
     let env = ort_env::init(&cfg.ort_lib)?;
-    let split = |n: usize| Config {
-        threads: (cfg.threads / n).max(1),
-        ..cfg.clone()
+    let sessions_for = |p: Precision| {
+        cfg.nli_sessions
+            .unwrap_or(if p == Precision::Int8 && cfg.threads >= 2 {
+                2
+            } else {
+                1
+            })
     };
-    let (mut model, precision) =
-        load_nli_model(&env, &split(cfg.nli_sessions.unwrap_or(1)), pad_id)?;
+    let threads_for = |p: Precision| (cfg.threads / sessions_for(p)).max(1);
+    let (model, precision) = load_nli_model(&env, cfg, pad_id, &threads_for)?;
     let device = model.device;
-    let sessions = match (device, cfg.nli_sessions) {
-        (Device::Cuda, _) => 1,
-        (_, Some(n)) => n,
-        (_, None) if model.row_at_a_time && cfg.threads >= 2 => 2,
-        (_, None) => 1,
+    let sessions = if device == Device::Cuda {
+        1
+    } else {
+        sessions_for(precision)
     };
-    let file = std::path::PathBuf::from(&model.path);
-    let per_session = split(sessions).threads;
-    let (row_at_a_time, note) = (model.row_at_a_time, model.cuda_not_used.clone());
-    let load_cpu = || -> Result<OnnxModel, String> {
-        let mut m = OnnxModel::load(&env, &file, per_session, Device::Cpu, "logits", pad_id)?;
-        m.row_at_a_time = row_at_a_time;
-        m.cuda_not_used = note.clone();
-        Ok(m)
-    };
-    if device == Device::Cpu && cfg.nli_sessions.is_none() && sessions > 1 {
-        // The first session was made with every thread: make it again with its share.
-        model = load_cpu()?;
-    }
+    let (file, row_at_a_time) = (std::path::PathBuf::from(&model.path), model.row_at_a_time);
     let mut runners: Vec<Box<dyn Forward>> = Vec::with_capacity(sessions);
     for _ in 1..sessions {
-        runners.push(Box::new(load_cpu()?));
+        let mut m = OnnxModel::load(
+            &env,
+            &file,
+            threads_for(precision),
+            Device::Cpu,
+            "logits",
+            pad_id,
+        )?;
+        m.row_at_a_time = row_at_a_time;
+        runners.push(Box::new(m));
     }
     // On CUDA the default batch is GPU_MAX_BATCH (a set --max-batch is kept); the windows in
     // flight per call scale with it (4 batches).
@@ -402,7 +395,6 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
         nli_file: model.path.clone(),
         embed_device: device,
         remote: None,
-        sessions,
         runners: std::iter::once(Box::new(model) as Box<dyn Forward>)
             .chain(runners)
             .collect(),
@@ -412,31 +404,34 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
 /// Loads the NLI model file that `cfg.precision` picks for the device it gets (see
 /// `crate::models::variants`): with `auto`/`cuda` devices CUDA is tried when the ONNX Runtime
 /// library has it, and when it does not load, the file the precision picks for the CPU runs.
+/// On the CPU the session gets `cpu_threads(precision)` intra-op threads, on CUDA `cfg.threads`.
 fn load_nli_model(
     env: &ort::environment::Environment,
     cfg: &Config,
     pad_id: u32,
+    cpu_threads: &dyn Fn(Precision) -> usize,
 ) -> Result<(OnnxModel, Precision), String> {
     let variants = Variants::find(&cfg.nli_model, &cfg.variants_dir);
     if let Some(n) = &variants.note {
         eprintln!("uqd: {n}");
     }
     let pick = |device| variants.pick(&cfg.nli_model, &cfg.variants_dir, cfg.precision, device);
-    let load = |file: &std::path::Path, device| {
-        OnnxModel::load(env, file, cfg.threads, device, "logits", pad_id)
+    let load = |file: &std::path::Path, device, threads| {
+        OnnxModel::load(env, file, threads, device, "logits", pad_id)
     };
     let mut cuda_note = None;
     if cfg.device != Device::Cpu {
         match ort_env::cuda_missing(&cfg.ort_lib) {
             None => {
                 let (file, precision) = pick(Device::Cuda)?;
-                let mut model = load(&file, Device::Cuda)?;
+                let mut model = load(&file, Device::Cuda, cfg.threads)?;
                 model.row_at_a_time = precision == Precision::Int8;
                 if model.device == Device::Cuda {
                     return Ok((model, precision));
                 }
                 cuda_note = model.cuda_not_used.clone();
-                if pick(Device::Cpu)?.0 == file {
+                // It fell back to the CPU: keep it when it is the CPU's file with the CPU's threads.
+                if pick(Device::Cpu)?.0 == file && cpu_threads(precision) == cfg.threads {
                     return Ok((model, precision));
                 }
             }
@@ -451,7 +446,7 @@ fn load_nli_model(
         }
     }
     let (file, precision) = pick(Device::Cpu)?;
-    let mut model = load(&file, Device::Cpu)?;
+    let mut model = load(&file, Device::Cpu, cpu_threads(precision))?;
     model.cuda_not_used = cuda_note;
     // Dynamic int8: one window per forward pass, so that a pair's probabilities do not depend on
     // what else shares its batch (see `OnnxModel::row_at_a_time`).
