@@ -18,8 +18,8 @@
 //! | `grade` | label every unit with FactScore grading against `reference_column` | false |
 //! | `objectivity` | label every unit objective/subjective | false |
 //! | `uad` | run uncertainty-aware decoding per answer (needs `granularity: "claim"`) | false |
-//! | `chunk_size` | rows per committed transaction | 8 |
-//! | `concurrency` | rows scored at once | 4 |
+//! | `chunk_size` | rows per committed transaction | 8 (CUDA: 64) |
+//! | `concurrency` | rows scored at once | 4 (CUDA: 32) |
 //! | `prices` | `{"prompt": usd, "completion": usd}` per million tokens, for `cost_usd` | — |
 
 use serde::{Deserialize, Serialize};
@@ -91,8 +91,10 @@ pub struct JobSpec {
     pub grade: bool,
     pub objectivity: bool,
     pub uad: bool,
-    pub chunk_size: usize,
-    pub concurrency: usize,
+    /// Option `chunk_size`; `None`: the device's default (the daemon's `DeviceDefaults`).
+    pub chunk_size: Option<usize>,
+    /// Option `concurrency`; `None`: the device's default.
+    pub concurrency: Option<usize>,
     pub prices: Option<Prices>,
     /// The scoring options (job keys removed), as given.
     pub scoring: Value,
@@ -191,23 +193,23 @@ pub fn parse_job(
             ))),
         }
     };
-    let count = |key: &str, default: u64, min: u64, max: u64| -> Result<usize, String> {
+    let given = |key: &str, min: u64, max: u64| -> Result<Option<usize>, String> {
         match options.get(key) {
-            None | Some(Value::Null) => Ok(default as usize),
+            None | Some(Value::Null) => Ok(None),
             Some(v) => match v.as_u64() {
-                Some(n) if (min..=max).contains(&n) => Ok(n as usize),
+                Some(n) if (min..=max).contains(&n) => Ok(Some(n as usize)),
                 _ => Err(err(format!(
                     "option {key} must be an integer from {min} to {max}, got {v}"
                 ))),
             },
         }
     };
-    let generate = count("generate", 0, 0, MAX_GENERATE)?;
+    let generate = given("generate", 0, MAX_GENERATE)?.unwrap_or(0);
     let grade = flag("grade")?;
     let objectivity = flag("objectivity")?;
     let uad = flag("uad")?;
-    let chunk_size = count("chunk_size", 8, 1, MAX_CHUNK)?;
-    let concurrency = count("concurrency", 4, 1, MAX_CONCURRENCY)?;
+    let chunk_size = given("chunk_size", 1, MAX_CHUNK)?;
+    let concurrency = given("concurrency", 1, MAX_CONCURRENCY)?;
     let prices = match options.get("prices") {
         None | Some(Value::Null) => None,
         Some(v) => {
@@ -485,7 +487,7 @@ mod tests {
         assert_eq!(j.columns.prompt.as_deref(), Some("Question"));
         assert_eq!(j.columns.answer, "response");
         assert_eq!(j.columns.samples.as_deref(), Some("samples"));
-        assert_eq!((j.chunk_size, j.concurrency, j.generate), (8, 4, 0));
+        assert_eq!((j.chunk_size, j.concurrency, j.generate), (None, None, 0));
         assert_eq!(j.scoring, json!({"scorers": ["luq"]}));
     }
 

@@ -316,6 +316,12 @@ pub struct PingInfo {
     /// Precision of the NLI file that runs ("int8", "fp32", "fp16", "original").
     #[serde(default)]
     pub precision: Option<String>,
+    /// Why `--precision auto` does not run the variant it prefers, naming the fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_note: Option<String>,
+    /// NLI windows per forward pass at most.
+    #[serde(default)]
+    pub nli_batch: Option<usize>,
     /// The NLI model file that runs.
     #[serde(default)]
     pub nli_file: Option<String>,

@@ -83,11 +83,13 @@ const COST_SHORT_EMBEDDINGS: &str = "embeddings: response + m samples";
 const COST_NGRAM: &str = "none: token counts of the response and m samples";
 
 const OPTS_SAMPLES: &[&str] = &["num_samples"];
+const OPTS_UNIT_RESPONSE: &[&str] = &["num_samples", "premise"];
 const OPTS_MATCHED: &[&str] = &["num_samples", "sample_units"];
 const OPTS_GRAPH: &[&str] = &[
     "num_samples",
     "claim_union",
     "graph_threshold",
+    "premise",
     "sample_units",
     "merge_llm",
 ];
@@ -96,6 +98,7 @@ const OPTS_PAGE_RANK: &[&str] = &[
     "claim_union",
     "graph_threshold",
     "pagerank_damping",
+    "premise",
     "sample_units",
     "merge_llm",
 ];
@@ -152,19 +155,19 @@ catalogue! {
     Entailment {
         name: "entailment", aliases: &[], family: Family::UnitResponse, granularities: BOTH,
         consistency: Consistency::Entailment, cost: COST_UNIT_RESPONSE,
-        paper_name: LUQ_EXTENSION, options: OPTS_SAMPLES, graph_metric: None,
+        paper_name: LUQ_EXTENSION, options: OPTS_UNIT_RESPONSE, graph_metric: None,
     }
     Noncontradiction {
         name: "noncontradiction", aliases: &[], family: Family::UnitResponse, granularities: BOTH,
         consistency: Consistency::Noncontradiction, cost: COST_UNIT_RESPONSE,
-        paper_name: LUQ_EXTENSION, options: OPTS_SAMPLES, graph_metric: None,
+        paper_name: LUQ_EXTENSION, options: OPTS_UNIT_RESPONSE, graph_metric: None,
     }
     ContrastedEntailment {
         name: "contrasted_entailment", aliases: &["luq", "luq_atomic"],
         family: Family::UnitResponse, granularities: BOTH,
         consistency: Consistency::ContrastedEntailment, cost: COST_UNIT_RESPONSE,
         paper_name: PaperName::by_granularity("LUQ", "LUQ-atomic"),
-        options: OPTS_SAMPLES, graph_metric: None,
+        options: OPTS_UNIT_RESPONSE, graph_metric: None,
     }
     MatchedEntailment {
         name: "matched_entailment", aliases: &[], family: Family::MatchedUnit, granularities: BOTH,

@@ -178,9 +178,12 @@ enum BenchCommand {
         /// Scoring options of the job (JSON object).
         #[arg(long, default_value = "{}")]
         options: String,
-        /// Rows scored at once.
-        #[arg(long, default_value_t = 4)]
-        concurrency: usize,
+        /// Rows scored at once (default: the device's, 4 on the CPU, 32 on CUDA).
+        #[arg(long)]
+        concurrency: Option<usize>,
+        /// NLI pairs the raw-model ceiling is measured on (0: skip it).
+        #[arg(long, default_value_t = bench::DEFAULT_RAW_PAIRS)]
+        raw_pairs: usize,
         #[command(flatten)]
         config: ConfigArgs,
     },
@@ -191,15 +194,22 @@ enum BenchCommand {
         /// Number of sampled responses per passage (m).
         #[arg(long, default_value_t = 5)]
         samples: usize,
-        /// Concurrent clients submitting passages.
-        #[arg(long, default_value_t = 2)]
-        clients: usize,
+        /// Concurrent clients submitting passages (default: 2 on the CPU, 32 on CUDA).
+        #[arg(long)]
+        clients: Option<usize>,
         /// Only the first N passages.
         #[arg(long)]
         limit: Option<usize>,
         /// Only these scorers (comma-separated names; default: every scorer the benchmark runs).
         #[arg(long)]
         scorers: Option<String>,
+        /// Premise settings, one run each, compared in a last line (comma-separated: whole, topK,
+        /// topK_embedding; default: the default premise).
+        #[arg(long)]
+        premise: Option<String>,
+        /// NLI pairs the raw-model ceiling is measured on (0: skip it).
+        #[arg(long, default_value_t = bench::DEFAULT_RAW_PAIRS)]
+        raw_pairs: usize,
         #[command(flatten)]
         config: ConfigArgs,
     },
@@ -212,12 +222,19 @@ enum BenchCommand {
         /// Number of sampled responses per answer (m; the data holds 10).
         #[arg(long, default_value_t = 5)]
         samples: usize,
-        /// Concurrent clients submitting answers.
-        #[arg(long, default_value_t = 2)]
-        clients: usize,
+        /// Concurrent clients submitting answers (default: 2 on the CPU, 32 on CUDA).
+        #[arg(long)]
+        clients: Option<usize>,
         /// Only the first N answers.
         #[arg(long)]
         limit: Option<usize>,
+        /// Premise settings, one run each, compared in a last line (comma-separated: whole, topK,
+        /// topK_embedding; default: the default premise).
+        #[arg(long)]
+        premise: Option<String>,
+        /// NLI pairs the raw-model ceiling is measured on (0: skip it).
+        #[arg(long, default_value_t = bench::DEFAULT_RAW_PAIRS)]
+        raw_pairs: usize,
         /// Print the UAD accuracy per percentile threshold (10..90) for every scorer.
         #[arg(long)]
         uad: bool,
@@ -288,9 +305,9 @@ enum BenchCommand {
         /// Number of sampled responses per answer (m; the data holds 10).
         #[arg(long, default_value_t = 5)]
         samples: usize,
-        /// Concurrent clients submitting answers.
-        #[arg(long, default_value_t = 2)]
-        clients: usize,
+        /// Concurrent clients submitting answers (default: 2 on the CPU, 32 on CUDA).
+        #[arg(long)]
+        clients: Option<usize>,
         /// Only the first N answers of each file.
         #[arg(long)]
         limit: Option<usize>,
@@ -631,9 +648,12 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     clients,
                     limit,
                     scorers,
+                    premise,
+                    raw_pairs,
                     config,
                 },
         } => {
+            let premises = bench::parse_premises(premise.as_deref())?;
             // --precision (or UQ_PRECISION) may list several precisions: one run each.
             let list = config.precision.clone().or_else(|| {
                 std::env::var("UQ_PRECISION")
@@ -654,7 +674,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             }
             let mut runs = Vec::new();
             for p in precisions {
-                let (config, engine, llm) = bench_setup(
+                let (_, engine, llm) = bench_setup(
                     ConfigArgs {
                         precision: p,
                         ..config.clone()
@@ -664,10 +684,11 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 let args = bench::SelfcheckArgs {
                     data: &data,
                     samples,
-                    clients,
+                    clients: clients.unwrap_or(engine.device_defaults().bench_clients),
                     limit,
                     scorers: scorers.as_deref(),
-                    max_batch: config.max_batch,
+                    premises: premises.clone(),
+                    raw_pairs,
                 };
                 runs.push(bench::selfcheck(&engine, &llm, &args)?);
             }
@@ -756,6 +777,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     limit,
                     options,
                     concurrency,
+                    raw_pairs,
                     config,
                 },
         } => {
@@ -769,6 +791,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     limit,
                     options: &options,
                     concurrency,
+                    raw_pairs,
                 },
             )?;
             Ok(ExitCode::SUCCESS)
@@ -780,19 +803,23 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     samples,
                     clients,
                     limit,
+                    premise,
+                    raw_pairs,
                     uad,
                     sample_units,
                     scorers,
                     config,
                 },
         } => {
-            let (config, engine, llm) = bench_setup(config, samples)?;
+            let premises = bench::parse_premises(premise.as_deref())?;
+            let (_, engine, llm) = bench_setup(config, samples)?;
             let args = bench::ClaimsArgs {
                 data: &data,
                 samples,
-                clients,
+                clients: clients.unwrap_or(engine.device_defaults().bench_clients),
                 limit,
-                max_batch: config.max_batch,
+                premises,
+                raw_pairs,
                 sample_units: sample_units.map(|_| bench::SampleUnits::Sentences),
                 uad,
                 scorers: scorers.as_deref(),
@@ -829,7 +856,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let args = bench::CalibrationArgs {
                 data: [a.as_path(), b.as_path()],
                 samples,
-                clients,
+                clients: clients.unwrap_or(engine.device_defaults().bench_clients),
                 limit,
             };
             bench::calibration(&engine, &llm, &args)?;

@@ -242,6 +242,8 @@ impl Server {
             device: info.device,
             device_note: info.device_note,
             precision: Some(info.precision),
+            precision_note: info.precision_note,
+            nli_batch: Some(info.nli_batch),
             nli_file: Some(info.nli_file),
             threads: info.threads,
             nli_sessions: Some(info.nli_sessions),

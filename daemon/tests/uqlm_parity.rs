@@ -7,8 +7,12 @@
 //! Through the daemon's protocol (`Server::handle_line`, as the extension sends it):
 //! * `nli` op: every per-pair probability (premise = sample j, hypothesis = sentence; uqlm's
 //!   `probs_contradiction_neutral_entailment`) within 1e-5;
-//! * `score` op: every sentence's `entailment`, `noncontradiction` and `contrasted_entailment`
+//! * `score` op with `"premise":"whole"` (the paper's and uqlm's premise; the default selects
+//!   sentences): every sentence's `entailment`, `noncontradiction` and `contrasted_entailment`
 //!   within 1e-5. The file holds no matched-unit scores, so none are compared.
+//!
+//! A second test checks the default premise selection against a selection made here from
+//! `uq_core`'s functions, through the same daemon.
 //!
 //! All of it: the file's 500 sentences × 5 samples = 2,500 NLI pairs (about 100 s on 2 CPU
 //! cores), every score and every per-pair probability.
@@ -169,7 +173,7 @@ fn unit_response_scores_match_uqlm_with_the_v1_model() {
             &server,
             &json!({"op": "score", "response": p.gpt3_text, "samples": samples,
                     "options": {"granularity": "sentence", "units": p.gpt3_sentences,
-                                "scorers": SCORERS}}),
+                                "scorers": SCORERS, "premise": "whole"}}),
         );
         let mut seen = 0;
         for s in r["scores"].as_array().unwrap() {
@@ -192,5 +196,80 @@ fn unit_response_scores_match_uqlm_with_the_v1_model() {
     eprintln!(
         "uqlm parity: {sentences} sentences, {pairs} NLI pairs; largest difference: \
          probabilities {worst_prob:.2e}, scores {worst_score:.2e}"
+    );
+}
+
+/// The default premise (the 3 sentences of each sample sharing the most content words with the
+/// unit, less those sharing none) gives the scores of the `nli` op on premises selected here by
+/// hand from `uq_core::score::premise`, and they differ from the whole-sample scores.
+#[test]
+fn default_premise_scores_the_selected_sentences() {
+    use uq_core::decompose::split_sentences;
+    use uq_core::score::premise::{join_selected, lexical_relevance, lexical_selection};
+    let server = v1_server();
+    let passages = jsonl::<Passage>("data/selfcheck_wikibio_dev.jsonl");
+    let (mut reduced, mut differ) = (0, 0);
+    for p in passages.iter().take(3) {
+        let samples = &p.gpt3_text_samples[..5];
+        let score = |premise: Value| {
+            ok(
+                &server,
+                &json!({"op": "score", "response": p.gpt3_text, "samples": samples,
+                        "options": {"units": p.gpt3_sentences, "scorers": ["entailment"],
+                                    "premise": premise}}),
+            )["scores"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["score"].as_f64().unwrap())
+                .collect::<Vec<f64>>()
+        };
+        let default = ok(
+            &server,
+            &json!({"op": "score", "response": p.gpt3_text, "samples": samples,
+                    "options": {"units": p.gpt3_sentences, "scorers": ["entailment"]}}),
+        )["scores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["score"].as_f64().unwrap())
+            .collect::<Vec<f64>>();
+        assert_eq!(default, score(json!({"top_k": 3, "rank": "lexical"})));
+        let whole = score(json!("whole"));
+        for (i, unit) in p.gpt3_sentences.iter().enumerate() {
+            let pairs: Vec<[String; 2]> = samples
+                .iter()
+                .map(|y| {
+                    let sents = split_sentences(y);
+                    let premise = if sents.len() <= 3 {
+                        y.clone()
+                    } else {
+                        let rel = lexical_relevance(unit, &sents);
+                        join_selected(y, &sents, &lexical_selection(&rel, 3))
+                    };
+                    reduced += usize::from(premise.len() < y.len());
+                    [premise, unit.clone()]
+                })
+                .collect();
+            let probs = ok(&server, &json!({"op": "nli", "pairs": pairs}));
+            let mean = probs
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|q| q["entailment"].as_f64().unwrap())
+                .sum::<f64>()
+                / samples.len() as f64;
+            assert!(
+                (default[i] - mean).abs() < 1e-7,
+                "passage {} unit {i}: score {} vs hand-selected premises {mean}",
+                p.dataset_idx,
+                default[i]
+            );
+            differ += usize::from((default[i] - whole[i]).abs() > 1e-6);
+        }
+    }
+    assert!(
+        reduced > 0 && differ > 0,
+        "reduced {reduced}, differ {differ}"
     );
 }

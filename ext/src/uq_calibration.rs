@@ -49,11 +49,13 @@ impl FitCalibration {
             let m = method(ctx.get_raw(2))?;
             match rows.method {
                 None => rows.method = Some(m),
-                Some(prev) if prev != m => return Err(format!(
+                Some(prev) if prev != m => {
+                    return Err(format!(
                     "{FIT}: method must be the same for every row of a group (got '{}' and '{}')",
                     prev.as_str(),
                     m.as_str()
-                )),
+                ))
+                }
                 Some(_) => {}
             }
         }

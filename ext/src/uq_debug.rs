@@ -79,6 +79,12 @@ fn debug_text() -> String {
             }
             line("nli file", &p.nli_file.as_deref().unwrap_or("(unknown)"));
             line("precision", &p.precision.as_deref().unwrap_or("(unknown)"));
+            if let Some(n) = &p.precision_note {
+                line("precision note", n);
+            }
+            if let Some(b) = p.nli_batch {
+                line("nli batch", &b);
+            }
             for (i, e) in p.nli_endpoints.iter().flatten().enumerate() {
                 let state = if e.healthy { "up" } else { "down" };
                 let last = e

@@ -62,6 +62,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "claim_union",
     "graph_threshold",
     "pagerank_damping",
+    "premise",
     "num_questions",
     "qa_samples",
     "semantic_clustering",

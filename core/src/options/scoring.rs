@@ -8,6 +8,7 @@ use super::json::{number_or_type, ranged, string_array, string_option, type_name
 use crate::ensemble::{combine, Weights};
 use crate::score::black_box::Clustering;
 use crate::score::graph::{DEFAULT_DAMPING, DEFAULT_EDGE_THRESHOLD};
+use crate::score::premise::{Premise, DEFAULT_PREMISE};
 use crate::scorers::{self, Family, Scorer};
 
 /// Scorers used when `scorers` is not given.
@@ -46,6 +47,9 @@ pub struct ScoringOptions {
     /// Option `pagerank_damping`, for graph scorers: PageRank's damping d (networkx's default
     /// 0.85).
     pub pagerank_damping: f64,
+    /// Option `premise`, for the unit-response and graph scorers: the whole answer (the paper)
+    /// or its sentences most relevant to the unit ([`crate::score::premise`]).
+    pub premise: Premise,
     /// Option `num_questions`, for unit-QA: questions per unit (Q, default 1 as uqlm).
     pub num_questions: usize,
     /// Option `qa_samples`, for unit-QA: sampled answers per question (m_qa, default 5); the
@@ -119,6 +123,7 @@ impl Default for ScoringOptions {
             claim_union: None,
             graph_threshold: DEFAULT_EDGE_THRESHOLD,
             pagerank_damping: DEFAULT_DAMPING,
+            premise: DEFAULT_PREMISE,
             num_questions: DEFAULT_NUM_QUESTIONS,
             qa_samples: DEFAULT_QA_SAMPLES,
             semantic_clustering: Clustering::Uqlm,
@@ -163,6 +168,7 @@ impl ScoringOptions {
                 self.pagerank_damping =
                     ranged(key, val, "0.85", |x| (0.0..=1.0).contains(&x), "0..=1")?
             }
+            "premise" => self.premise = Premise::parse(val)?,
             "num_questions" => self.num_questions = bounded_count(key, val, "1")?,
             "qa_samples" => self.qa_samples = bounded_count(key, val, "5")?,
             "semantic_clustering" => {

@@ -29,7 +29,7 @@ use uq_core::metrics::{auroc, brier, ece};
 use uq_core::scorers::Scorer;
 
 use super::claims::{check_samples, claim_scorers, claim_scores, jobs, labelled, load, ECE_BINS};
-use super::common::{round, run_all};
+use super::common::{round, run_all, RunConfig};
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
 
@@ -127,7 +127,11 @@ fn score_file(
         engine,
         llm,
         &jobs(&records, args.samples, None),
-        args.clients,
+        &RunConfig {
+            clients: args.clients,
+            premise: uq_core::score::premise::DEFAULT_PREMISE,
+            raw_pairs: 0,
+        },
         scorers,
     )?;
     let mut labels = Vec::new();

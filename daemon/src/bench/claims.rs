@@ -40,7 +40,7 @@ use uq_core::metrics::{auroc, average_precision, brier, ece};
 use uq_core::protocol::ScoreResult;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
-use super::common::{load_jsonl, measure, round, select_scorers, Job, RunConfig};
+use super::common::{compare_premises, load_jsonl, measure, round, select_scorers, Job, RunConfig};
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
 
@@ -87,8 +87,10 @@ pub struct ClaimsArgs<'a> {
     pub clients: usize,
     /// Only the first `limit` records (all when `None`).
     pub limit: Option<usize>,
-    /// Batch size of the raw-model measurement (the daemon's `max_batch`).
-    pub max_batch: usize,
+    /// The premise settings, one run each (`--premise`).
+    pub premises: Vec<uq_core::score::premise::Premise>,
+    /// Pairs of the raw-model measurement (0: skipped).
+    pub raw_pairs: usize,
     /// Matched-claim scorers run only when given.
     pub sample_units: Option<SampleUnits>,
     /// Print the UAD accuracy lines.
@@ -120,34 +122,47 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
         );
     }
     let jobs = jobs(&records, args.samples, args.sample_units);
-    let run = RunConfig {
-        clients: args.clients,
-        max_batch: args.max_batch,
-    };
-    let mut measured = measure(engine, llm, &jobs, &run, &scorers)?;
-
-    let per_scorer: Vec<(Scorer, Vec<Vec<f64>>)> = scorers
-        .iter()
-        .map(|&s| Ok((s, claim_scores(s, &records, &measured.results)?)))
-        .collect::<Result<_, String>>()?;
-    for (scorer, scores) in &per_scorer {
-        println!("{}", evaluate(*scorer, &records, scores));
-    }
-    if args.uad {
+    let mut runs = Vec::new();
+    for &premise in &args.premises {
+        let run = RunConfig {
+            clients: args.clients,
+            premise,
+            raw_pairs: args.raw_pairs,
+        };
+        let mut measured = measure(engine, llm, &jobs, &run, &scorers)?;
+        let mut lines = Vec::new();
+        let per_scorer: Vec<(Scorer, Vec<Vec<f64>>)> = scorers
+            .iter()
+            .map(|&s| Ok((s, claim_scores(s, &records, &measured.results)?)))
+            .collect::<Result<_, String>>()?;
         for (scorer, scores) in &per_scorer {
-            for line in uad_lines(*scorer, &records, scores) {
-                println!("{line}");
+            let mut line = evaluate(*scorer, &records, scores);
+            line["premise"] = json!(premise.label());
+            println!("{line}");
+            lines.push(line);
+        }
+        if args.uad {
+            for (scorer, scores) in &per_scorer {
+                for line in uad_lines(*scorer, &records, scores) {
+                    println!("{line}");
+                }
             }
         }
+        let s = &mut measured.summary;
+        s.insert("responses".into(), json!(records.len()));
+        s.insert("granularity".into(), json!(Granularity::Claim.as_str()));
+        s.insert(
+            "sample_units".into(),
+            json!(args.sample_units.map(|SampleUnits::Sentences| "sentences")),
+        );
+        let summary = Value::Object(measured.summary);
+        println!("{summary}");
+        lines.push(summary);
+        runs.push(lines);
     }
-    let s = &mut measured.summary;
-    s.insert("responses".into(), json!(records.len()));
-    s.insert("granularity".into(), json!(Granularity::Claim.as_str()));
-    s.insert(
-        "sample_units".into(),
-        json!(args.sample_units.map(|SampleUnits::Sentences| "sentences")),
-    );
-    println!("{}", Value::Object(measured.summary));
+    if runs.len() > 1 {
+        println!("{}", compare_premises(&runs));
+    }
     Ok(())
 }
 

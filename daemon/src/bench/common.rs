@@ -10,11 +10,13 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 use uq_core::decompose::split_sentences;
 use uq_core::protocol::ScoreResult;
+use uq_core::score::premise::Premise;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
 use crate::engine::Engine;
 use crate::pipeline;
 use crate::role_llms::LlmService;
+use crate::score::premise::premises;
 
 /// One scoring request of a benchmark: the units are given (no decomposition call).
 pub struct Job {
@@ -33,12 +35,13 @@ pub struct Job {
 }
 
 impl Job {
-    fn options(&self, scorers: &[&str]) -> Value {
+    fn options(&self, scorers: &[&str], premise: Premise) -> Value {
         let mut o = json!({
             "units": self.units,
             "scorers": scorers,
             "num_samples": self.samples.len(),
             "granularity": self.granularity.as_str(),
+            "premise": premise.to_json(),
         });
         if let Some(su) = &self.sample_units {
             o["sample_units"] = json!(su);
@@ -50,12 +53,38 @@ impl Job {
     }
 }
 
-/// How a benchmark runs: concurrent clients and the batch size of the raw-model measurement.
+/// How a benchmark runs: concurrent clients, the premise setting and the raw-model sample.
+#[derive(Debug, Clone, Copy)]
 pub struct RunConfig {
     /// Concurrent client threads submitting jobs (they share the daemon's batcher).
     pub clients: usize,
-    /// Batch size of the raw-model measurement (the daemon's `max_batch`).
-    pub max_batch: usize,
+    /// Option `premise` of every request.
+    pub premise: Premise,
+    /// NLI pairs the raw-model ceiling is measured on (a sample spread over the run's pairs);
+    /// 0 skips that measurement.
+    pub raw_pairs: usize,
+}
+
+/// Pairs of the raw-model measurement when `--raw-pairs` is not given.
+pub const DEFAULT_RAW_PAIRS: usize = 1000;
+
+/// The premise settings of `--premise` (comma-separated labels: whole, top3,
+/// top2_embedding, …); `None`: the default.
+pub fn parse_premises(list: Option<&str>) -> Result<Vec<Premise>, String> {
+    let Some(list) = list else {
+        return Ok(vec![uq_core::score::premise::DEFAULT_PREMISE]);
+    };
+    let out: Vec<Premise> = list
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| Premise::from_label(p).map_err(|e| format!("--premise: {e}")))
+        .collect::<Result<_, _>>()?;
+    if out.is_empty() {
+        return Err(
+            "--premise is empty: give whole, topK or topK_embedding, e.g. whole,top3".into(),
+        );
+    }
+    Ok(out)
 }
 
 /// The first run's results (one per job, every scorer merged) and the summary figures.
@@ -72,8 +101,11 @@ pub struct Measured {
 /// distinct NLI pairs of the jobs, pre-tokenised and length-sorted. The summary holds `samples`,
 /// `units`, `nli_pairs`, `nli_pairs_per_s`, `raw_nli_pairs_per_s`, `wall_s`, `cached_wall_s`,
 /// `model_free_wall_s`, `cache_speedup`, `cached_identical`, `cached_max_abs_diff`,
-/// `peak_rss_mb`, `device`,
-/// `threads`, `max_batch`; callers add their own fields.
+/// `peak_rss_mb`, `device`, `threads`, `clients`, `premise`, `tokens_per_comparison` (NLI tokens
+/// per pair computed), `pad_ratio` (padding tokens per real token of the batches run) and
+/// `mean_batch`, and `max_batch`, the batch the batcher actually forms (1 for the dynamic int8
+/// model), at which the raw ceiling is measured (on `raw_pairs` pairs); callers add their own
+/// fields.
 pub fn measure(
     engine: &Engine,
     llm: &LlmService,
@@ -93,22 +125,30 @@ pub fn measure(
         .filter(|s| !s.needs_nli() && !s.needs_embeddings())
         .collect();
 
-    // Run 1, NLI scorers.
+    // Run 1, NLI scorers, on a cold NLI cache (an earlier setting's pairs are not reused).
+    engine.clear_nli_cache();
     let computed0 = engine.nli_pairs_computed();
+    let tokens0 = engine.nli_tokens_computed();
+    let pad0 = engine.nli_pad_stats();
     let t = Instant::now();
-    let nli_results = run_all(engine, llm, jobs, run.clients, &nli_scorers)?;
+    let nli_results = run_all(engine, llm, jobs, run, &nli_scorers)?;
     let nli_wall = t.elapsed().as_secs_f64();
     let nli_pairs = engine.nli_pairs_computed() - computed0;
-    eprintln!("bench: NLI scorers {nli_pairs} pairs in {nli_wall:.1}s");
+    let nli_tokens = engine.nli_tokens_computed() - tokens0;
+    let pad = engine.nli_pad_stats().since(&pad0);
+    eprintln!(
+        "bench: NLI scorers, premise {}: {nli_pairs} pairs in {nli_wall:.1}s",
+        run.premise.label()
+    );
 
     // Run 1, embedding scorers.
     let t = Instant::now();
-    let embed_results = run_all(engine, llm, jobs, run.clients, &embed_scorers)?;
+    let embed_results = run_all(engine, llm, jobs, run, &embed_scorers)?;
     let embed_wall = t.elapsed().as_secs_f64();
 
     // Run 1, model-free scorers.
     let t = Instant::now();
-    let free_results = run_all(engine, llm, jobs, run.clients, &model_free)?;
+    let free_results = run_all(engine, llm, jobs, run, &model_free)?;
     let free_wall = t.elapsed().as_secs_f64();
     let first_wall = nli_wall + embed_wall + free_wall;
     let first: Vec<ScoreResult> = nli_results
@@ -120,7 +160,7 @@ pub fn measure(
 
     // Run 2, all scorers at once, on the warm caches.
     let t = Instant::now();
-    let second = run_all(engine, llm, jobs, run.clients, scorers)?;
+    let second = run_all(engine, llm, jobs, run, scorers)?;
     let second_wall = t.elapsed().as_secs_f64();
     let max_diff = max_abs_diff(&first, &second);
 
@@ -129,17 +169,12 @@ pub fn measure(
         .iter()
         .any(|s| s.family() == Family::MatchedUnit);
     let graph = nli_scorers.iter().any(|s| s.family() == Family::Graph);
-    let pairs = if nli_scorers.is_empty() {
-        Vec::new()
+    let (raw_pairs_per_s, raw_pairs) = if nli_scorers.is_empty() {
+        (None, 0)
     } else {
-        all_nli_pairs(jobs, matched_nli, graph)
+        raw_ceiling(engine, jobs, matched_nli, graph, run.premise, run.raw_pairs)?
     };
-    let raw_pairs_per_s = if pairs.is_empty() {
-        None
-    } else {
-        Some(raw_throughput(engine, &pairs, run.max_batch)?)
-    };
-
+    let batch = engine.nli_batch();
     let units: usize = jobs.iter().map(|j| j.units.len()).sum();
     let samples = jobs.iter().map(|j| j.samples.len()).max().unwrap_or(0);
     let summary = json!({
@@ -148,7 +183,13 @@ pub fn measure(
         "units": units,
         "nli_pairs": nli_pairs,
         "nli_pairs_per_s": (nli_pairs > 0).then(|| round(nli_pairs as f64 / nli_wall)),
+        "premise": run.premise.label(),
+        "tokens_per_comparison": (nli_pairs > 0).then(|| round(nli_tokens as f64 / nli_pairs as f64)),
+        "nli_tokens": nli_tokens,
+        "pad_ratio": pad.pad_ratio().map(round),
+        "mean_batch": pad.mean_batch().map(round),
         "raw_nli_pairs_per_s": raw_pairs_per_s.map(round),
+        "raw_pairs": raw_pairs,
         "wall_s": round(first_wall),
         "cached_wall_s": round(second_wall),
         "model_free_wall_s": round(free_wall),
@@ -165,7 +206,8 @@ pub fn measure(
         "precision": engine.info().precision,
         "nli_file": engine.info().nli_file,
         "threads": engine.info().threads,
-        "max_batch": run.max_batch,
+        "clients": run.clients,
+        "max_batch": batch,
     });
     let Value::Object(summary) = summary else {
         unreachable!("json! of an object literal is an object")
@@ -209,13 +251,13 @@ pub fn select_scorers(available: Vec<Scorer>, names: Option<&str>) -> Result<Vec
     Ok(out)
 }
 
-/// Scores every job with `scorers`, `clients` jobs in flight at once. No scorers: one empty
+/// Scores every job with `scorers`, `run.clients` jobs in flight at once. No scorers: one empty
 /// result per job.
 pub fn run_all(
     engine: &Engine,
     llm: &LlmService,
     jobs: &[Job],
-    clients: usize,
+    run: &RunConfig,
     scorers: &[Scorer],
 ) -> Result<Vec<ScoreResult>, String> {
     if scorers.is_empty() {
@@ -235,7 +277,7 @@ pub fn run_all(
     let results: Mutex<Vec<Option<Result<ScoreResult, String>>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
-        for _ in 0..clients.max(1) {
+        for _ in 0..run.clients.max(1) {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(job) = jobs.get(i) else { break };
@@ -244,7 +286,7 @@ pub fn run_all(
                     llm,
                     &job.response,
                     &job.samples,
-                    &job.options(&names),
+                    &job.options(&names, run.premise),
                 );
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
@@ -285,10 +327,22 @@ fn max_abs_diff(a: &[ScoreResult], b: &[ScoreResult]) -> f64 {
 
 /// The distinct NLI pairs the scorers ask for: (sample, unit) for the unit-response family and,
 /// when `matched`, (sample unit, unit) with each sample's units as given, else its sentences,
-/// and, when `graph`, (response or sample, claim) for every claim of the union and the units.
-fn all_nli_pairs(jobs: &[Job], matched: bool, graph: bool) -> Vec<(String, String)> {
+/// and, when `graph`, (response or sample, claim) for every claim of the union and the units;
+/// whole texts reduced as `premise` selects.
+fn all_nli_pairs(
+    engine: &Engine,
+    jobs: &[Job],
+    matched: bool,
+    graph: bool,
+    premise: Premise,
+) -> Result<Vec<(String, String)>, String> {
     let mut seen = HashSet::new();
     let mut pairs = Vec::new();
+    let mut add = |pair: (String, String)| {
+        if seen.insert(pair.clone()) {
+            pairs.push(pair);
+        }
+    };
     for job in jobs {
         let sample_units: Vec<String> = if !matched {
             Vec::new()
@@ -300,33 +354,76 @@ fn all_nli_pairs(jobs: &[Job], matched: bool, graph: bool) -> Vec<(String, Strin
                 .flat_map(|s| split_sentences(s))
                 .collect()
         };
-        for u in &job.units {
-            for premise in job.samples.iter().chain(&sample_units) {
-                let pair = (premise.clone(), u.clone());
-                if seen.insert(pair.clone()) {
-                    pairs.push(pair);
-                }
+        let samples: Vec<&str> = job.samples.iter().map(String::as_str).collect();
+        let selected = premises(engine, premise, &samples, &job.units)?;
+        for (u, row) in job.units.iter().zip(selected) {
+            for p in row.into_iter().chain(sample_units.iter().cloned()) {
+                add((p, u.clone()));
             }
         }
         if let (true, Some(union)) = (graph, &job.claim_union) {
-            let premises: Vec<&String> = std::iter::once(&job.response)
+            let answers: Vec<&str> = std::iter::once(job.response.as_str())
                 .filter(|r| !r.trim().is_empty())
-                .chain(&job.samples)
+                .chain(samples.iter().copied())
                 .collect();
-            for claim in union.iter().chain(&job.units) {
-                for &premise in &premises {
-                    let pair = (premise.clone(), claim.clone());
-                    if seen.insert(pair.clone()) {
-                        pairs.push(pair);
-                    }
+            let claims: Vec<String> = union.iter().chain(&job.units).cloned().collect();
+            let selected = premises(engine, premise, &answers, &claims)?;
+            for (c, row) in claims.iter().zip(selected) {
+                for p in row {
+                    add((p, c.clone()));
                 }
             }
         }
     }
-    pairs
+    Ok(pairs)
 }
 
-/// Pairs per second of the ONNX model alone on length-sorted batches of `max_batch`.
+/// At most `n` of `items`, evenly spread over them.
+fn spread_sample<T>(items: Vec<T>, n: usize) -> Vec<T> {
+    if items.len() <= n {
+        return items;
+    }
+    let step = items.len() as f64 / n as f64;
+    let mut want = (0..n).map(|i| (i as f64 * step) as usize).peekable();
+    items
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, x)| {
+            if want.peek() == Some(&i) {
+                want.next();
+                Some(x)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The raw model's pairs/s on at most `n` of the jobs' distinct NLI pairs (evenly spread), at
+/// the batch the batcher forms, and the number of pairs it ran; `(None, 0)` when `n` is 0.
+pub(super) fn raw_ceiling(
+    engine: &Engine,
+    jobs: &[Job],
+    matched: bool,
+    graph: bool,
+    premise: Premise,
+    n: usize,
+) -> Result<(Option<f64>, usize), String> {
+    if n == 0 {
+        return Ok((None, 0));
+    }
+    let pairs = spread_sample(all_nli_pairs(engine, jobs, matched, graph, premise)?, n);
+    if pairs.is_empty() {
+        return Ok((None, 0));
+    }
+    Ok((
+        Some(raw_throughput(engine, &pairs, engine.nli_batch())?),
+        pairs.len(),
+    ))
+}
+
+/// Pairs per second of the ONNX model alone on length-sorted batches of `max_batch` (the batch
+/// the batcher forms).
 fn raw_throughput(
     engine: &Engine,
     pairs: &[(String, String)],
@@ -388,4 +485,51 @@ pub fn round(x: f64) -> f64 {
 
 pub fn pct(x: f64) -> f64 {
     round(x * 100.0)
+}
+
+/// One line comparing the runs of several premise settings (each run's scorer lines and its
+/// summary line last): per setting its NLI tokens per comparison, how many times fewer than the
+/// first setting's (`token_cut`), pairs/s and padding, and per scorer its AUROC and the change
+/// against the first setting's.
+pub fn compare_premises(runs: &[Vec<Value>]) -> Value {
+    let summary = |run: &[Value]| {
+        run.iter()
+            .find(|l| l["summary"] == json!(true))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let auroc = |run: &[Value], scorer: &str| {
+        run.iter()
+            .find(|l| l["scorer"] == json!(scorer))
+            .and_then(|l| l["auroc"].as_f64())
+    };
+    let base = &runs[0];
+    let base_tokens = summary(base)["tokens_per_comparison"].as_f64();
+    let settings: Vec<Value> = runs
+        .iter()
+        .map(|run| {
+            let s = summary(run);
+            let mut per_scorer = Map::new();
+            for l in run.iter().filter(|l| l["scorer"].is_string()) {
+                let name = l["scorer"].as_str().unwrap_or_default();
+                let a = l["auroc"].as_f64();
+                let d = a.zip(auroc(base, name)).map(|(a, b)| round(a - b));
+                per_scorer.insert(name.into(), json!({"auroc": a, "delta": d}));
+            }
+            let tokens = s["tokens_per_comparison"].as_f64();
+            json!({
+                "premise": s["premise"],
+                "tokens_per_comparison": tokens,
+                "token_cut": base_tokens.zip(tokens).map(|(b, t)| round(b / t)),
+                "nli_pairs_per_s": s["nli_pairs_per_s"],
+                "pad_ratio": s["pad_ratio"],
+                "scorers": per_scorer,
+            })
+        })
+        .collect();
+    json!({
+        "premise_comparison": true,
+        "baseline": summary(base)["premise"],
+        "settings": settings,
+    })
 }

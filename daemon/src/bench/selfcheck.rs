@@ -10,7 +10,9 @@ use uq_core::metrics::{auroc, average_precision, pearson};
 use uq_core::protocol::ScoreResult;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
-use super::common::{load_jsonl, measure, pct, round, select_scorers, Job, RunConfig};
+use super::common::{
+    compare_premises, load_jsonl, measure, pct, round, select_scorers, Job, RunConfig,
+};
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
 
@@ -30,8 +32,10 @@ pub struct SelfcheckArgs<'a> {
     pub clients: usize,
     /// Only the first `limit` passages (all when `None`).
     pub limit: Option<usize>,
-    /// Batch size of the raw-model measurement (the daemon's `max_batch`).
-    pub max_batch: usize,
+    /// The premise settings, one run each (`--premise`).
+    pub premises: Vec<uq_core::score::premise::Premise>,
+    /// Pairs of the raw-model measurement (0: skipped).
+    pub raw_pairs: usize,
     /// Only these scorers (comma-separated names; `None`: all the benchmark runs).
     pub scorers: Option<&'a str>,
 }
@@ -81,26 +85,36 @@ pub fn selfcheck(
             granularity: Granularity::Sentence,
         })
         .collect();
-    let run = RunConfig {
-        clients: args.clients,
-        max_batch: args.max_batch,
-    };
-    let mut measured = measure(engine, llm, &jobs, &run, &model_scorers)?;
-
     let precision = engine.info().precision;
     let mut lines = Vec::new();
-    for &scorer in &model_scorers {
-        let mut line = evaluate(scorer, &passages, &measured.results);
-        line["precision"] = json!(precision);
-        println!("{line}");
-        lines.push(line);
+    let mut runs = Vec::new();
+    for &premise in &args.premises {
+        let run = RunConfig {
+            clients: args.clients,
+            premise,
+            raw_pairs: args.raw_pairs,
+        };
+        let mut measured = measure(engine, llm, &jobs, &run, &model_scorers)?;
+        let mut run_lines = Vec::new();
+        for &scorer in &model_scorers {
+            let mut line = evaluate(scorer, &passages, &measured.results);
+            line["precision"] = json!(precision);
+            line["premise"] = json!(premise.label());
+            println!("{line}");
+            run_lines.push(line);
+        }
+        measured
+            .summary
+            .insert("passages".into(), json!(passages.len()));
+        let summary = Value::Object(measured.summary);
+        println!("{summary}");
+        run_lines.push(summary);
+        lines.extend(run_lines.iter().cloned());
+        runs.push(run_lines);
     }
-    measured
-        .summary
-        .insert("passages".into(), json!(passages.len()));
-    let summary = Value::Object(measured.summary);
-    println!("{summary}");
-    lines.push(summary);
+    if runs.len() > 1 {
+        println!("{}", compare_premises(&runs));
+    }
     Ok(lines)
 }
 

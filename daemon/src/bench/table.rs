@@ -1,7 +1,8 @@
 //! `uqd bench table`: a whole-table job (as `uq_score_table` / `uqd score` run it) over the
 //! SelfCheckGPT WikiBio passages loaded into a fresh database: rows/s, NLI pairs/s and peak RSS
-//! of the job, then a second job over the same table (a new run) on the warm caches, and its
-//! speed-up. Prints one JSON object.
+//! of the job, the NLI batch it ran at, its padding (`pad_ratio`) and tokens per comparison, the
+//! raw model's pairs/s at that batch (on a sample of the job's pairs), then a second job over the
+//! same table (a new run) on the warm caches, and its speed-up. Prints one JSON object.
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -11,7 +12,11 @@ use rusqlite::{params, Connection};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::common::{load_jsonl, peak_rss_mb, round};
+use uq_core::decompose::split_sentences;
+use uq_core::score::premise::{Premise, DEFAULT_PREMISE};
+use uq_core::scorers::Granularity;
+
+use super::common::{load_jsonl, peak_rss_mb, raw_ceiling, round, Job};
 use crate::engine::Engine;
 use crate::jobs::{create::create_job, run::run_job};
 use crate::role_llms::LlmService;
@@ -28,7 +33,10 @@ pub struct TableArgs<'a> {
     pub limit: Option<usize>,
     /// Scoring options of the job (JSON object; default: the default scorers).
     pub options: &'a str,
-    pub concurrency: usize,
+    /// Rows scored at once (`None`: the device's default).
+    pub concurrency: Option<usize>,
+    /// NLI pairs of the raw-model measurement (0: skipped).
+    pub raw_pairs: usize,
 }
 
 pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), String> {
@@ -62,7 +70,15 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
     }
     let mut options: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(args.options).map_err(|e| format!("--options: {e}"))?;
-    options.insert("concurrency".into(), json!(args.concurrency));
+    let concurrency = args
+        .concurrency
+        .unwrap_or(engine.device_defaults().job_concurrency);
+    options.insert("concurrency".into(), json!(concurrency));
+    let premise = match options.get("premise") {
+        Some(p) => Premise::parse(p).map_err(|e| format!("--options: {e}"))?,
+        None => DEFAULT_PREMISE,
+    };
+    let (tokens0, pad0) = (engine.nli_tokens_computed(), engine.nli_pad_stats());
     let mut run = |label: &str| -> Result<(f64, u64, String), String> {
         let job = create_job("uqd bench table", &mut conn, "passages", &options)?;
         let pairs0 = engine.nli_pairs_computed();
@@ -79,8 +95,23 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
     };
     let (wall, pairs, status) = run("cold")?;
     let rss = peak_rss_mb();
+    let tokens = engine.nli_tokens_computed() - tokens0;
+    let pad = engine.nli_pad_stats().since(&pad0);
     let (warm_wall, _, warm_status) = run("warm")?;
     let rows = passages.len() as f64;
+    // The raw model on a sample of the job's unit-response pairs (sentences of the answer).
+    let jobs: Vec<Job> = passages
+        .iter()
+        .map(|p| Job {
+            response: p.gpt3_text.clone(),
+            units: split_sentences(&p.gpt3_text),
+            samples: p.gpt3_text_samples[..args.samples].to_vec(),
+            sample_units: None,
+            claim_union: None,
+            granularity: Granularity::Sentence,
+        })
+        .collect();
+    let (raw, raw_pairs) = raw_ceiling(engine, &jobs, false, false, premise, args.raw_pairs)?;
     let stored: i64 = conn
         .query_row("SELECT count(*) FROM uq_unit_score", [], |r| r.get(0))
         .map_err(|e| e.to_string())?;
@@ -91,6 +122,13 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
             "status": [status, warm_status], "unit_scores_stored": stored,
             "wall_s": round(wall), "rows_per_s": round(rows / wall),
             "nli_pairs": pairs, "nli_pairs_per_s": round(pairs as f64 / wall),
+            "premise": premise.label(),
+            "tokens_per_comparison": (pairs > 0).then(|| round(tokens as f64 / pairs as f64)),
+            "pad_ratio": pad.pad_ratio().map(round), "mean_batch": pad.mean_batch().map(round),
+            "max_batch": engine.nli_batch(), "concurrency": concurrency,
+            "device": engine.info().device,
+            "raw_nli_pairs_per_s": raw.map(round), "raw_pairs": raw_pairs,
+            "path_vs_raw": raw.filter(|_| pairs > 0).map(|r| round(pairs as f64 / wall / r)),
             "peak_rss_mb": round(rss),
             "warm_wall_s": round(warm_wall), "warm_rows_per_s": round(rows / warm_wall),
             "warm_speedup": round(wall / warm_wall),

@@ -1,18 +1,22 @@
-//! Dynamic batching of encoded NLI windows across all concurrent callers.
+//! Dynamic batching of encoded NLI windows across all concurrent callers, grouped by length.
 //!
-//! One queue; each worker thread owns a runner (a local session, or a client of the inference
-//! servers: `engine::remote`, with several workers so that batches are in flight on every
-//! endpoint at once). A worker takes the first queued window, waits at most `max_wait` for up to
-//! `max_batch` windows, then, when it is the only worker, also takes whatever else is already
-//! queued (up to `POOL_BATCHES × max_batch`), sorts the pool by length and cuts it into batches
-//! of at most `max_batch`, each padded to its longest window. Each window's logits go back to
-//! its caller.
+//! One queue, ordered by window length; each worker thread owns a runner (a local session, or a
+//! client of the inference servers: `engine::remote`, with several workers so that batches are
+//! in flight on every endpoint at once). A worker waits until `max_batch` windows are queued or
+//! the oldest has waited `max_wait`, then takes the oldest window and the queued windows closest
+//! to it in length, up to `max_batch`: a batch is padded to its longest window, so windows of
+//! similar length waste little (`pad_ratio`, [`PadStats`]), and taking the oldest first means
+//! no window waits behind a stream of others. A runner that runs one window per pass (dynamic
+//! int8) takes the oldest window alone. Each window's logits go back to its caller.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::Sender;
 
 use super::onnx::{OnnxModel, Output, SeqRef};
 
@@ -41,9 +45,6 @@ impl Forward for OnnxModel {
     }
 }
 
-/// How many batches' worth of queued windows the worker sorts together.
-const POOL_BATCHES: usize = 8;
-
 /// One model input: `[CLS] premise-window [SEP] hypothesis [SEP]` (or the model's own template).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncodedWindow {
@@ -69,16 +70,147 @@ pub struct Job {
     pub reply: Sender<Reply>,
 }
 
-type RawRequest = (Vec<Vec<EncodedWindow>>, Sender<Result<usize, String>>);
+type RawRequest = (Vec<EncodedWindow>, Sender<Result<usize, String>>);
 
-enum Msg {
-    Job(Job),
-    /// Run pre-made batches as they are (benchmark ceiling); replies the number of windows run.
-    Raw(Vec<Vec<EncodedWindow>>, Sender<Result<usize, String>>),
+/// Padding of the batches run for callers (not the raw measurement): real tokens and the
+/// tokens actually run (each batch padded to its longest window).
+#[derive(Debug, Default)]
+pub struct PadStats {
+    real: AtomicU64,
+    padded: AtomicU64,
+    batches: AtomicU64,
+    windows: AtomicU64,
+}
+
+/// A snapshot of [`PadStats`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PadSnapshot {
+    pub real_tokens: u64,
+    pub padded_tokens: u64,
+    pub batches: u64,
+    pub windows: u64,
+}
+
+impl PadSnapshot {
+    /// Padding tokens per real token: (Σ batch size × longest window − Σ window lengths) /
+    /// Σ window lengths; `None` before any batch.
+    pub fn pad_ratio(&self) -> Option<f64> {
+        (self.real_tokens > 0)
+            .then(|| (self.padded_tokens - self.real_tokens) as f64 / self.real_tokens as f64)
+    }
+
+    /// Windows per batch on average.
+    pub fn mean_batch(&self) -> Option<f64> {
+        (self.batches > 0).then(|| self.windows as f64 / self.batches as f64)
+    }
+
+    /// What ran between `earlier` and `self`.
+    pub fn since(&self, earlier: &PadSnapshot) -> PadSnapshot {
+        PadSnapshot {
+            real_tokens: self.real_tokens - earlier.real_tokens,
+            padded_tokens: self.padded_tokens - earlier.padded_tokens,
+            batches: self.batches - earlier.batches,
+            windows: self.windows - earlier.windows,
+        }
+    }
+}
+
+impl PadStats {
+    fn record(&self, lens: impl Iterator<Item = usize>) {
+        let (mut n, mut sum, mut max) = (0u64, 0u64, 0u64);
+        for l in lens {
+            n += 1;
+            sum += l as u64;
+            max = max.max(l as u64);
+        }
+        self.real.fetch_add(sum, Ordering::Relaxed);
+        self.padded.fetch_add(n * max, Ordering::Relaxed);
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.windows.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> PadSnapshot {
+        PadSnapshot {
+            real_tokens: self.real.load(Ordering::Relaxed),
+            padded_tokens: self.padded.load(Ordering::Relaxed),
+            batches: self.batches.load(Ordering::Relaxed),
+            windows: self.windows.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The queued windows: by (length, arrival number), and their arrival order.
+#[derive(Default)]
+struct State {
+    by_len: BTreeMap<(usize, u64), Job>,
+    /// (arrival number, length, arrival time); entries already taken are skipped lazily.
+    arrivals: VecDeque<(u64, usize, Instant)>,
+    raws: VecDeque<RawRequest>,
+    next: u64,
+    closed: bool,
+}
+
+impl State {
+    /// The oldest queued window's key and arrival time.
+    fn oldest(&mut self) -> Option<((usize, u64), Instant)> {
+        while let Some(&(seq, len, at)) = self.arrivals.front() {
+            if self.by_len.contains_key(&(len, seq)) {
+                return Some(((len, seq), at));
+            }
+            self.arrivals.pop_front();
+        }
+        None
+    }
+
+    /// The oldest window and the queued windows closest to it in length, at most `max_batch`
+    /// in all, in length order.
+    fn take_batch(&mut self, max_batch: usize) -> Vec<Job> {
+        let Some((key, _)) = self.oldest() else {
+            return Vec::new();
+        };
+        let mut keys = vec![key];
+        {
+            let mut below = self.by_len.range(..key).rev().map(|(k, _)| *k).peekable();
+            let mut above = self
+                .by_len
+                .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
+                .map(|(k, _)| *k)
+                .peekable();
+            while keys.len() < max_batch {
+                let next = match (below.peek(), above.peek()) {
+                    (Some(b), Some(a)) if key.0 - b.0 <= a.0 - key.0 => below.next(),
+                    (Some(_), Some(_)) => above.next(),
+                    (Some(_), None) => below.next(),
+                    (None, Some(_)) => above.next(),
+                    (None, None) => None,
+                };
+                match next {
+                    Some(k) => keys.push(k),
+                    None => break,
+                }
+            }
+        }
+        keys.sort_unstable();
+        keys.iter().filter_map(|k| self.by_len.remove(k)).collect()
+    }
+}
+
+/// The length-ordered queue the workers share.
+struct Queue {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 pub struct Batcher {
-    tx: Option<Sender<Msg>>,
+    queue: Arc<Queue>,
+    stats: Arc<PadStats>,
+    max_batch: usize,
     handles: Vec<JoinHandle<()>>,
 }
 
@@ -89,14 +221,18 @@ impl Batcher {
         max_batch: usize,
         max_wait: Duration,
     ) -> Result<Batcher, String> {
-        let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
+        let queue = Arc::new(Queue {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+        });
+        let stats = Arc::new(PadStats::default());
+        let max_batch = max_batch.max(1);
         let mut handles = Vec::new();
-        let n = runners.len();
         for (i, runner) in runners.into_iter().enumerate() {
-            let rx = rx.clone();
+            let (q, st) = (queue.clone(), stats.clone());
             let h = std::thread::Builder::new()
                 .name(format!("uqd-nli-batcher-{i}"))
-                .spawn(move || worker(runner, rx, max_batch.max(1), max_wait, n > 1))
+                .spawn(move || worker(runner, &q, &st, max_batch, max_wait))
                 .map_err(|e| format!("cannot start the NLI batcher thread: {e}"))?;
             handles.push(h);
         }
@@ -104,18 +240,30 @@ impl Batcher {
             return Err("internal error: the NLI batcher has no runner".into());
         }
         Ok(Batcher {
-            tx: Some(tx),
+            queue,
+            stats,
+            max_batch,
             handles,
         })
     }
 
     /// Queues one window; its logits arrive on `job.reply`.
     pub fn submit(&self, job: Job) -> Result<(), String> {
-        self.tx
-            .as_ref()
-            .ok_or_else(|| "the NLI batcher is stopped".to_string())?
-            .send(Msg::Job(job))
-            .map_err(|_| "the NLI batcher thread has stopped".to_string())
+        if !self.is_alive() {
+            return Err("the NLI batcher thread has stopped".to_string());
+        }
+        let mut st = self.queue.lock();
+        if st.closed {
+            return Err("the NLI batcher is stopped".to_string());
+        }
+        let seq = st.next;
+        st.next += 1;
+        let len = job.window.len();
+        st.arrivals.push_back((seq, len, Instant::now()));
+        st.by_len.insert((len, seq), job);
+        drop(st);
+        self.queue.changed.notify_one();
+        Ok(())
     }
 
     /// Whether a worker thread is still running.
@@ -123,19 +271,30 @@ impl Batcher {
         self.handles.iter().any(|h| !h.is_finished())
     }
 
+    /// The largest batch a worker forms.
+    pub fn max_batch(&self) -> usize {
+        self.max_batch
+    }
+
+    /// Padding of the batches run so far for callers.
+    pub fn pad_stats(&self) -> PadSnapshot {
+        self.stats.snapshot()
+    }
+
     /// Runs `batches` as given (no re-sorting), each batch on whichever worker is free;
     /// returns the number of windows run.
     pub fn raw(&self, batches: Vec<Vec<EncodedWindow>>) -> Result<usize, String> {
         let (rtx, rrx) = crossbeam_channel::unbounded();
         let n = batches.len();
-        let tx = self
-            .tx
-            .as_ref()
-            .ok_or_else(|| "the NLI batcher is stopped".to_string())?;
-        for b in batches {
-            tx.send(Msg::Raw(vec![b], rtx.clone()))
-                .map_err(|_| "the NLI batcher thread has stopped".to_string())?;
+        {
+            let mut st = self.queue.lock();
+            if st.closed {
+                return Err("the NLI batcher is stopped".to_string());
+            }
+            st.raws
+                .extend(batches.into_iter().map(|b| (b, rtx.clone())));
         }
+        self.queue.changed.notify_all();
         let mut run = 0;
         for _ in 0..n {
             run += rrx
@@ -148,7 +307,8 @@ impl Batcher {
 
 impl Drop for Batcher {
     fn drop(&mut self) {
-        self.tx.take();
+        self.queue.lock().closed = true;
+        self.queue.changed.notify_all();
         for h in self.handles.drain(..) {
             let _ = h.join();
         }
@@ -178,81 +338,186 @@ fn forward(model: &mut dyn Forward, windows: &[&EncodedWindow]) -> Result<Vec<Ve
     Ok(out.data.chunks(k).map(|c| c.to_vec()).collect())
 }
 
-fn run_jobs(model: &mut dyn Forward, mut pool: Vec<Job>, max_batch: usize) {
-    pool.sort_by_key(|j| j.window.len());
-    let mut rest = pool;
-    while !rest.is_empty() {
-        let tail = rest.split_off(rest.len().min(max_batch));
-        let batch = std::mem::replace(&mut rest, tail);
-        let refs: Vec<&EncodedWindow> = batch.iter().map(|j| &j.window).collect();
-        match forward(model, &refs) {
-            Ok(rows) => {
-                for (job, row) in batch.into_iter().zip(rows) {
-                    let _ = job.reply.send((job.tag, Ok(row)));
-                }
+fn run_batch(model: &mut dyn Forward, batch: Vec<Job>, stats: &PadStats) {
+    let refs: Vec<&EncodedWindow> = batch.iter().map(|j| &j.window).collect();
+    stats.record(refs.iter().map(|w| w.len()));
+    match forward(model, &refs) {
+        Ok(rows) => {
+            for (job, row) in batch.into_iter().zip(rows) {
+                let _ = job.reply.send((job.tag, Ok(row)));
             }
-            Err(e) => {
-                for job in batch {
-                    let _ = job.reply.send((job.tag, Err(e.clone())));
-                }
+        }
+        Err(e) => {
+            for job in batch {
+                let _ = job.reply.send((job.tag, Err(e.clone())));
             }
         }
     }
 }
 
-fn run_raw(model: &mut dyn Forward, batches: &[Vec<EncodedWindow>]) -> Result<usize, String> {
-    let mut n = 0;
-    for b in batches {
-        let refs: Vec<&EncodedWindow> = b.iter().collect();
-        n += forward(model, &refs)?.len();
-    }
-    Ok(n)
+/// What a worker does next.
+enum Work {
+    Batch(Vec<Job>),
+    Raw(RawRequest),
+    Stop,
 }
 
-/// One worker: `shared` when other workers take from the same queue, so that it takes one batch
-/// at a time (a pool of several would leave the others idle).
+/// Waits for work: a raw batch at once; a batch of jobs once `max_batch` are queued or the oldest
+/// has waited `max_wait` (or the queue is closing).
+fn next_work(q: &Queue, max_batch: usize, max_wait: Duration) -> Work {
+    let mut st = q.lock();
+    loop {
+        if let Some(r) = st.raws.pop_front() {
+            return Work::Raw(r);
+        }
+        match st.oldest() {
+            Some((_, at)) => {
+                let due = at + max_wait;
+                let now = Instant::now();
+                if st.by_len.len() >= max_batch || now >= due || st.closed {
+                    return Work::Batch(st.take_batch(max_batch));
+                }
+                st = q
+                    .changed
+                    .wait_timeout(st, due - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            None if st.closed => return Work::Stop,
+            None => st = q.changed.wait(st).unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+}
+
+/// One worker: runs batches from the shared queue until it closes.
 fn worker(
     mut model: Box<dyn Forward>,
-    rx: Receiver<Msg>,
+    q: &Queue,
+    stats: &PadStats,
     max_batch: usize,
     max_wait: Duration,
-    shared: bool,
 ) {
     let max_batch = if model.one_at_a_time() { 1 } else { max_batch };
-    let pool_cap = if shared {
-        max_batch
-    } else {
-        max_batch.saturating_mul(POOL_BATCHES)
-    };
-    let mut raws: Vec<RawRequest> = Vec::new();
-    while let Ok(first) = rx.recv() {
-        let mut pool: Vec<Job> = Vec::new();
-        match first {
-            Msg::Job(j) => pool.push(j),
-            Msg::Raw(b, r) => raws.push((b, r)),
-        }
-        if !pool.is_empty() {
-            // Wait (at most max_wait) for a full batch.
-            let deadline = Instant::now() + max_wait;
-            while pool.len() < max_batch {
-                match rx.recv_deadline(deadline) {
-                    Ok(Msg::Job(j)) => pool.push(j),
-                    Ok(Msg::Raw(b, r)) => raws.push((b, r)),
-                    Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
-                }
+    loop {
+        match next_work(q, max_batch, max_wait) {
+            Work::Batch(batch) => {
+                // Others may be able to start on what is left.
+                q.changed.notify_one();
+                run_batch(model.as_mut(), batch, stats);
             }
-            // Take what else is already queued, so that similar lengths share a batch.
-            while pool.len() < pool_cap {
-                match rx.try_recv() {
-                    Ok(Msg::Job(j)) => pool.push(j),
-                    Ok(Msg::Raw(b, r)) => raws.push((b, r)),
-                    Err(_) => break,
-                }
+            Work::Raw((b, reply)) => {
+                let refs: Vec<&EncodedWindow> = b.iter().collect();
+                let _ = reply.send(forward(model.as_mut(), &refs).map(|r| r.len()));
             }
-            run_jobs(model.as_mut(), pool, max_batch);
+            Work::Stop => return,
         }
-        for (b, r) in raws.drain(..) {
-            let _ = r.send(run_raw(model.as_mut(), &b));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::onnx::Output;
+
+    /// A runner that returns each window's length as its one logit, and records batch sizes.
+    struct Echo(Arc<Mutex<Vec<usize>>>);
+    impl Forward for Echo {
+        fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
+            self.0.lock().unwrap().push(seqs.len());
+            Ok(Output {
+                shape: vec![seqs.len(), 1],
+                data: seqs.iter().map(|s| s.ids.len() as f32).collect(),
+            })
         }
+        fn output_name(&self) -> &str {
+            "logits"
+        }
+    }
+
+    fn window(len: usize) -> EncodedWindow {
+        EncodedWindow {
+            ids: vec![1; len],
+            type_ids: vec![0; len],
+        }
+    }
+
+    #[test]
+    fn pad_ratio_of_a_known_batch() {
+        let st = PadStats::default();
+        // One batch of lengths 10, 12, 20: 3 × 20 = 60 tokens run for 42 real ones.
+        st.record([10, 12, 20].into_iter());
+        let s = st.snapshot();
+        assert_eq!((s.real_tokens, s.padded_tokens, s.batches), (42, 60, 1));
+        assert!((s.pad_ratio().unwrap() - 18.0 / 42.0).abs() < 1e-12);
+        // A second batch of equal lengths adds no padding: (60 + 40 − 82) / 82.
+        st.record([20, 20].into_iter());
+        let s = st.snapshot();
+        assert!((s.pad_ratio().unwrap() - 18.0 / 82.0).abs() < 1e-12);
+        assert_eq!(s.mean_batch(), Some(2.5));
+        assert_eq!(PadSnapshot::default().pad_ratio(), None);
+    }
+
+    #[test]
+    fn take_batch_groups_by_length_around_the_oldest() {
+        let (tx, _rx) = crossbeam_channel::unbounded();
+        let mut st = State::default();
+        for (seq, len) in [50usize, 10, 52, 90, 49, 300, 51].into_iter().enumerate() {
+            st.arrivals.push_back((seq as u64, len, Instant::now()));
+            st.by_len.insert(
+                (len, seq as u64),
+                Job {
+                    window: window(len),
+                    tag: seq,
+                    reply: tx.clone(),
+                },
+            );
+        }
+        let lens = |b: &[Job]| b.iter().map(|j| j.window.len()).collect::<Vec<_>>();
+        // The oldest (50) and its three nearest lengths.
+        assert_eq!(lens(&st.take_batch(4)), vec![49, 50, 51, 52]);
+        // Then the oldest left (10) and its nearest.
+        assert_eq!(lens(&st.take_batch(2)), vec![10, 90]);
+        assert_eq!(lens(&st.take_batch(8)), vec![300]);
+        assert!(st.take_batch(8).is_empty());
+    }
+
+    /// Windows of lengths spread from 20 to 400 tokens, queued faster than they run: batches of
+    /// 64 pad less than 10% of the real tokens, and every window gets its own result.
+    #[test]
+    fn queued_windows_of_similar_length_share_batches() {
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let b = Batcher::start(
+            vec![Box::new(Echo(sizes.clone()))],
+            64,
+            Duration::from_millis(50),
+        )
+        .unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut x: u64 = 7;
+        let n = 64 * 40;
+        for tag in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = 20 + (x >> 33) as usize % 381;
+            b.submit(Job {
+                window: window(len),
+                tag,
+                reply: tx.clone(),
+            })
+            .unwrap();
+        }
+        let mut seen = vec![false; n];
+        for _ in 0..n {
+            let (tag, row) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+            assert!(!seen[tag]);
+            seen[tag] = true;
+            assert!(row.unwrap()[0] >= 20.0);
+        }
+        let s = b.pad_stats();
+        assert_eq!(s.windows, n as u64);
+        let ratio = s.pad_ratio().unwrap();
+        assert!(ratio <= 0.10, "pad_ratio {ratio}");
+        assert!(s.mean_batch().unwrap() > 32.0, "{:?}", s);
     }
 }

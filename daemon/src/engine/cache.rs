@@ -99,6 +99,14 @@ impl<V: Clone> DedupCache<V> {
         self.len() == 0
     }
 
+    /// Drops every ready entry (pending ones stay, for their waiters).
+    pub fn clear(&self) {
+        let mut g = self.lock();
+        g.map.retain(|_, s| matches!(s, Slot::Pending(_)));
+        g.ready = 0;
+        g.cost = 0;
+    }
+
     /// The value of `key` when it is cached.
     pub fn get(&self, key: u128) -> Option<V> {
         match self.lock().map.get(&key) {

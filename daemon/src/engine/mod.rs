@@ -5,6 +5,7 @@
 
 pub mod batcher;
 pub mod cache;
+pub mod defaults;
 pub mod embed;
 pub mod nli;
 pub mod onnx;
@@ -24,9 +25,10 @@ use uq_core::protocol::NliProbs;
 
 use crate::config::{check_model_dir, Config, Device, Precision, DEFAULT_MAX_BATCH};
 use crate::models::variants::Variants;
+use defaults::DeviceDefaults;
 
-pub use batcher::EncodedWindow;
 use batcher::{Batcher, Forward, Job};
+pub use batcher::{EncodedWindow, PadSnapshot};
 use cache::{pair_key, text_key, DedupCache};
 use embed::EmbedModel;
 use nli::NliText;
@@ -40,9 +42,6 @@ const TOKEN_CACHE_BYTES: usize = 256 << 20;
 /// is emptied: memory stays bounded in a long-running daemon.
 pub const NLI_CACHE_ENTRIES: usize = 1_000_000;
 
-/// Default NLI batch on CUDA (when `--max-batch` keeps its CPU default).
-pub const GPU_MAX_BATCH: usize = 64;
-
 /// What `ping` reports about the engine.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EngineInfo {
@@ -54,6 +53,11 @@ pub struct EngineInfo {
     pub device_note: Option<String>,
     /// Precision of the NLI file that runs: "int8", "fp32" (optimized), "fp16" or "original".
     pub precision: String,
+    /// Why `--precision auto` does not run the variant it prefers (int8 on the CPU, fp16 on
+    /// CUDA), naming the fix.
+    pub precision_note: Option<String>,
+    /// NLI windows per forward pass at most (1: one window per pass, dynamic int8).
+    pub nli_batch: usize,
     /// The NLI model file that runs (the model's `model.onnx` or a variant).
     pub nli_file: String,
     pub threads: usize,
@@ -78,14 +82,20 @@ pub struct Engine {
     nli_path: String,
     device: String,
     device_note: Option<String>,
+    precision_note: Option<String>,
     precision: String,
     nli_file: String,
     threads: usize,
     nli_sessions: usize,
     max_batch: usize,
+    /// The defaults of the device the NLI model runs on.
+    defaults: DeviceDefaults,
+    /// Whether the NLI runners take one window per pass (dynamic int8).
+    one_at_a_time: bool,
     remote: Option<Arc<remote::Remote>>,
     pairs_computed: AtomicU64,
     windows_computed: AtomicU64,
+    tokens_computed: AtomicU64,
 }
 
 impl Engine {
@@ -118,6 +128,7 @@ impl Engine {
         };
         // Local sessions, or batches in flight on the inference servers.
         let nli_sessions = nli_run.runners.len();
+        let one_at_a_time = nli_run.runners.iter().all(|r| r.one_at_a_time());
         let batcher = Batcher::start(
             nli_run.runners,
             max_batch,
@@ -135,14 +146,18 @@ impl Engine {
             nli_path: cfg.nli_model.display().to_string(),
             device: nli_run.device,
             device_note: nli_run.device_note,
+            precision_note: nli_run.precision_note,
             precision: nli_run.precision,
             nli_file: nli_run.nli_file,
             threads: cfg.threads,
             nli_sessions,
             max_batch: max_batch.max(1),
+            defaults: nli_run.defaults,
+            one_at_a_time,
             remote: nli_run.remote,
             pairs_computed: AtomicU64::new(0),
             windows_computed: AtomicU64::new(0),
+            tokens_computed: AtomicU64::new(0),
         })
     }
 
@@ -182,13 +197,15 @@ impl Engine {
 
         // Stream the windows through the batcher, a bounded number in flight.
         let (tx, rx) = crossbeam_channel::unbounded();
-        let cap = (4 * self.max_batch).max(64);
+        let cap = self.defaults.in_flight(self.max_batch);
         let mut best: Vec<Option<NliProbs>> = vec![None; items.len()];
-        let (mut item, mut win, mut inflight, mut total) = (0usize, 0usize, 0usize, 0u64);
+        let (mut item, mut win, mut inflight, mut total, mut tokens) =
+            (0usize, 0usize, 0usize, 0u64, 0u64);
         loop {
             while inflight < cap && item < items.len() {
                 let (pi, hi, plan) = &items[item];
                 let window = self.nli.template.build(&pi[plan.range(win)], hi);
+                tokens += window.len() as u64;
                 self.batcher.submit(Job {
                     window,
                     tag: item,
@@ -224,6 +241,7 @@ impl Engine {
             }
         }
         self.windows_computed.fetch_add(total, Ordering::Relaxed);
+        self.tokens_computed.fetch_add(tokens, Ordering::Relaxed);
         self.pairs_computed
             .fetch_add(items.len() as u64, Ordering::Relaxed);
         best.into_iter()
@@ -264,6 +282,8 @@ impl Engine {
             device: self.device.clone(),
             device_note: self.device_note.clone(),
             precision: self.precision.clone(),
+            precision_note: self.precision_note.clone(),
+            nli_batch: self.nli_batch(),
             nli_file: self.nli_file.clone(),
             threads: self.threads,
             nli_sessions: self.nli_sessions,
@@ -299,6 +319,11 @@ impl Engine {
         self.batcher.raw(batches.to_vec())
     }
 
+    /// Empties the NLI pair cache (benchmarks: each setting measured cold).
+    pub fn clear_nli_cache(&self) {
+        self.nli_cache.clear();
+    }
+
     /// NLI pairs computed so far (cache misses).
     pub fn nli_pairs_computed(&self) -> u64 {
         self.pairs_computed.load(Ordering::Relaxed)
@@ -307,6 +332,33 @@ impl Engine {
     /// NLI windows (forward-pass rows) computed so far through `nli`.
     pub fn nli_windows_computed(&self) -> u64 {
         self.windows_computed.load(Ordering::Relaxed)
+    }
+
+    /// NLI tokens (of every window, special tokens included, no padding) computed so far
+    /// through `nli`.
+    pub fn nli_tokens_computed(&self) -> u64 {
+        self.tokens_computed.load(Ordering::Relaxed)
+    }
+
+    /// Padding of the NLI batches run so far (`pad_ratio`).
+    pub fn nli_pad_stats(&self) -> PadSnapshot {
+        self.batcher.pad_stats()
+    }
+
+    /// The NLI batch the batcher forms at most: the configured or the device's default, or 1
+    /// when the model runs one window per pass (dynamic int8).
+    pub fn nli_batch(&self) -> usize {
+        if self.one_at_a_time {
+            1
+        } else {
+            self.max_batch
+        }
+    }
+
+    /// The defaults of the device the NLI model runs on (rows in flight of table jobs, bench
+    /// clients).
+    pub fn device_defaults(&self) -> DeviceDefaults {
+        self.defaults
     }
 }
 
@@ -317,10 +369,13 @@ struct NliRun {
     max_batch: Option<usize>,
     device: String,
     device_note: Option<String>,
+    precision_note: Option<String>,
     precision: String,
     nli_file: String,
     /// Where the embedding model is to run.
     embed_device: Device,
+    /// The defaults of the device the model runs on.
+    defaults: DeviceDefaults,
     remote: Option<Arc<remote::Remote>>,
 }
 
@@ -338,9 +393,11 @@ fn remote_nli(backend: &crate::config::NliBackend, pad_id: u32) -> Result<NliRun
         max_batch: None,
         device: "remote".into(),
         device_note: None,
+        precision_note: None,
         precision: "remote".into(),
         nli_file: r.describe(),
         embed_device: Device::Cpu,
+        defaults: defaults::CPU,
         remote: Some(r),
         runners,
     })
@@ -362,7 +419,7 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
             })
     };
     let threads_for = |p: Precision| (cfg.threads / sessions_for(p)).max(1);
-    let (model, precision) = load_nli_model(&env, cfg, pad_id, &threads_for)?;
+    let (model, precision, precision_note) = load_nli_model(&env, cfg, pad_id, &threads_for)?;
     let device = model.device;
     let sessions = if device == Device::Cuda {
         1
@@ -383,17 +440,19 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
         m.row_at_a_time = row_at_a_time;
         runners.push(Box::new(m));
     }
-    // On CUDA the default batch is GPU_MAX_BATCH (a set --max-batch is kept); the windows in
-    // flight per call scale with it (4 batches).
-    let max_batch =
-        (device == Device::Cuda && cfg.max_batch == DEFAULT_MAX_BATCH).then_some(GPU_MAX_BATCH);
+    // On CUDA the default batch is the device's (a set --max-batch is kept); the windows in
+    // flight per call scale with it.
+    let defaults = DeviceDefaults::of(device);
+    let max_batch = (cfg.max_batch == DEFAULT_MAX_BATCH).then_some(defaults.max_batch);
     Ok(NliRun {
         max_batch,
         device: device.as_str().to_string(),
         device_note: model.cuda_not_used.clone(),
+        precision_note,
         precision: precision.as_str().to_string(),
         nli_file: model.path.clone(),
         embed_device: device,
+        defaults,
         remote: None,
         runners: std::iter::once(Box::new(model) as Box<dyn Forward>)
             .chain(runners)
@@ -405,17 +464,29 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
 /// `crate::models::variants`): with `auto`/`cuda` devices CUDA is tried when the ONNX Runtime
 /// library has it, and when it does not load, the file the precision picks for the CPU runs.
 /// On the CPU the session gets `cpu_threads(precision)` intra-op threads, on CUDA `cfg.threads`.
+/// Also returns why `--precision auto` does not run its preferred variant, if it does not.
 fn load_nli_model(
     env: &ort::environment::Environment,
     cfg: &Config,
     pad_id: u32,
     cpu_threads: &dyn Fn(Precision) -> usize,
-) -> Result<(OnnxModel, Precision), String> {
+) -> Result<(OnnxModel, Precision, Option<String>), String> {
     let variants = Variants::find(&cfg.nli_model, &cfg.variants_dir);
     if let Some(n) = &variants.note {
         eprintln!("uqd: {n}");
     }
-    let pick = |device| variants.pick(&cfg.nli_model, &cfg.variants_dir, cfg.precision, device);
+    let pick = |device| variants.pick(&cfg.nli_model, cfg.precision, device);
+    // `auto` that cannot run the variant it prefers says so, naming the fix (never silently 3×
+    // slower).
+    let auto_note = |device| {
+        let note = (cfg.precision == Precision::Auto)
+            .then(|| variants.auto_note(&cfg.nli_model, device))
+            .flatten();
+        if let Some(n) = &note {
+            eprintln!("uqd: {n}");
+        }
+        note
+    };
     let load = |file: &std::path::Path, device, threads| {
         OnnxModel::load(env, file, threads, device, "logits", pad_id)
     };
@@ -427,12 +498,12 @@ fn load_nli_model(
                 let mut model = load(&file, Device::Cuda, cfg.threads)?;
                 model.row_at_a_time = precision == Precision::Int8;
                 if model.device == Device::Cuda {
-                    return Ok((model, precision));
+                    return Ok((model, precision, auto_note(Device::Cuda)));
                 }
                 cuda_note = model.cuda_not_used.clone();
                 // It fell back to the CPU: keep it when it is the CPU's file with the CPU's threads.
                 if pick(Device::Cpu)?.0 == file && cpu_threads(precision) == cfg.threads {
-                    return Ok((model, precision));
+                    return Ok((model, precision, auto_note(Device::Cpu)));
                 }
             }
             Some(why) => {
@@ -451,7 +522,7 @@ fn load_nli_model(
     // Dynamic int8: one window per forward pass, so that a pair's probabilities do not depend on
     // what else shares its batch (see `OnnxModel::row_at_a_time`).
     model.row_at_a_time = precision == Precision::Int8;
-    Ok((model, precision))
+    Ok((model, precision, auto_note(Device::Cpu)))
 }
 
 /// The padding token id of a model: the tokenizer's padding setting, else `pad_token_id` of its

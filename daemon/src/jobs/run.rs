@@ -19,6 +19,7 @@ use uq_llm::Usage;
 
 use super::{write, JobRow, Progress, RowOut, SourceRow};
 use crate::aggregate::uad;
+use crate::engine::defaults::DeviceDefaults;
 use crate::engine::Engine;
 use crate::grade::{self, Graded};
 use crate::role_llms::{metered, LlmService, UsageMeter};
@@ -129,6 +130,7 @@ pub fn run_job(
     write::start(&conn, job_id, total)?;
     let mut progress = write::progress(&conn, job_id)?;
     on_progress(&progress);
+    let rows = RowsInFlight::of(&spec, &engine.device_defaults());
     // Page by page (memory stays bounded on big tables), chunk by chunk within a page.
     loop {
         let page = pending_rows(&conn, &job.source_table, &spec, run_id, job_id, PAGE_ROWS)?;
@@ -136,13 +138,13 @@ pub fn run_job(
             break;
         }
         let done_before = progress.done;
-        for chunk in page.chunks(spec.chunk_size) {
+        for chunk in page.chunks(rows.chunk_size) {
             if cancel.load(Ordering::SeqCst) || write::status(&conn, job_id)? == jobs::CANCELLED {
                 write::finish(&conn, job_id, jobs::CANCELLED, Some("cancelled"))?;
                 return Ok(jobs::CANCELLED.into());
             }
             let meter = Arc::new(UsageMeter::default());
-            let results = score_chunk(engine, llm, &spec, chunk, &meter);
+            let results = score_chunk(engine, llm, &spec, rows.concurrency, chunk, &meter);
             let usage: Usage = meter.get();
             // A database file made read-only meanwhile fails this chunk: the open connection
             // (and SQLite's reuse of its descriptors) would otherwise go on writing.
@@ -220,19 +222,37 @@ fn pending_rows(
     Ok(rows)
 }
 
-/// Scores the rows of a chunk, `spec.concurrency` at a time (the engine batches NLI work across
+/// How a job takes its rows: options `chunk_size` and `concurrency`, else the defaults of the
+/// device the NLI model runs on (a GPU needs many rows in flight to run full batches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowsInFlight {
+    pub chunk_size: usize,
+    pub concurrency: usize,
+}
+
+impl RowsInFlight {
+    pub fn of(spec: &JobSpec, defaults: &DeviceDefaults) -> RowsInFlight {
+        RowsInFlight {
+            chunk_size: spec.chunk_size.unwrap_or(defaults.job_chunk_size),
+            concurrency: spec.concurrency.unwrap_or(defaults.job_concurrency),
+        }
+    }
+}
+
+/// Scores the rows of a chunk, `concurrency` at a time (the engine batches NLI work across
 /// them). Results are in row order.
 fn score_chunk(
     engine: &Engine,
     llm: &LlmService,
     spec: &JobSpec,
+    concurrency: usize,
     rows: &[SourceRow],
     meter: &Arc<UsageMeter>,
 ) -> Vec<Result<RowOut, String>> {
     let next = AtomicUsize::new(0);
     let out: Mutex<Vec<Option<Result<RowOut, String>>>> = Mutex::new(vec![None; rows.len()]);
     std::thread::scope(|s| {
-        for _ in 0..spec.concurrency.min(rows.len()) {
+        for _ in 0..concurrency.min(rows.len()) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(row) = rows.get(i) else { break };
@@ -449,4 +469,46 @@ fn given_labels(
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Device;
+
+    fn spec(options: Value) -> JobSpec {
+        let Value::Object(o) = options else { panic!() };
+        let cols = ["answer".to_string(), "samples".to_string()];
+        parse_job("t", &o, "answers", &cols).unwrap()
+    }
+
+    /// A job on CUDA takes the device's rows in flight unless its options set them.
+    #[test]
+    fn a_job_on_cuda_uses_the_device_defaults() {
+        let cuda = DeviceDefaults::of(Device::Cuda);
+        let cpu = DeviceDefaults::of(Device::Cpu);
+        let plain = spec(serde_json::json!({}));
+        assert_eq!(
+            RowsInFlight::of(&plain, &cuda),
+            RowsInFlight {
+                chunk_size: 64,
+                concurrency: 32
+            }
+        );
+        assert_eq!(
+            RowsInFlight::of(&plain, &cpu),
+            RowsInFlight {
+                chunk_size: 8,
+                concurrency: 4
+            }
+        );
+        let set = spec(serde_json::json!({"concurrency": 3, "chunk_size": 5}));
+        assert_eq!(
+            RowsInFlight::of(&set, &cuda),
+            RowsInFlight {
+                chunk_size: 5,
+                concurrency: 3
+            }
+        );
+    }
 }

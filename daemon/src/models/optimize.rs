@@ -6,7 +6,7 @@ use std::process::Command;
 
 use crate::config::check_model_dir;
 
-use super::variants::keyed_dir;
+use super::variants::{content_key, hash_hex, keyed_dir, MANIFEST};
 
 const SCRIPT: &str = include_str!("optimize.py");
 
@@ -96,7 +96,7 @@ pub fn optimize(
     {
         eprintln!("{l}");
     }
-    stdout
+    let line = stdout
         .lines()
         .rev()
         .find(|l| l.starts_with('{'))
@@ -106,5 +106,24 @@ pub fn optimize(
                 "the optimizer printed no result for {}",
                 model_dir.display()
             )
-        })
+        })?;
+    record_hash(model_dir, &out)?;
+    Ok(line)
+}
+
+/// Adds `model.onnx`'s content hash (`source_xxh3`) to the `variants.json` just written: the
+/// variants are found by content, wherever the model directory is reached from.
+fn record_hash(model_dir: &Path, out: &Path) -> Result<(), String> {
+    let path = out.join(MANIFEST);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut m: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    let (size, hash) = content_key(&model_dir.join("model.onnx"))?;
+    m["source_size"] = size.into();
+    m["source_xxh3"] = hash_hex(hash).into();
+    let tmp = out.join(".variants.json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(&m).unwrap_or_default())
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -3,13 +3,15 @@
 //! LLM-merged union, [`crate::decompose::merge::claim_union`]) with any response claim missing
 //! from it appended; answer nodes = the original response (when not blank) followed by the m
 //! samples (uqlm's `[response] + sampled_responses`); edge weight = p_e(premise = answer,
-//! hypothesis = claim) when ≥ `graph_threshold`, else no edge. The centralities are
-//! `uq_core::score::graph`.
+//! hypothesis = claim) when ≥ `graph_threshold`, else no edge; option `premise` may keep only
+//! the sentences of each answer most relevant to the claim ([`super::premise`]). The
+//! centralities are `uq_core::score::graph`.
 
 use uq_core::limits::check_text;
 use uq_core::score::graph::{graph_scores_weighted, weighted_bipartite_from_probs};
 use uq_core::scorers::Scorer;
 
+use super::premise::premises;
 use super::{reshape, Context};
 use crate::decompose::merge;
 
@@ -68,9 +70,11 @@ fn evidence(cx: &Context) -> Result<(Vec<Vec<f64>>, Vec<usize>), String> {
         .filter(|r| !r.trim().is_empty())
         .chain(cx.samples.iter().map(String::as_str))
         .collect();
+    let premises = premises(cx.engine, opts.scoring.premise, &answers, &claims)?;
     let pairs: Vec<(String, String)> = claims
         .iter()
-        .flat_map(|c| answers.iter().map(move |r| (r.to_string(), c.clone())))
+        .zip(premises)
+        .flat_map(|(c, row)| row.into_iter().map(move |r| (r, c.clone())))
         .collect();
     let p_e: Vec<Vec<f64>> = reshape(cx.engine.nli(&pairs)?, claims.len(), answers.len())
         .into_iter()

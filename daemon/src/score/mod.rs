@@ -6,6 +6,7 @@ pub mod black_box;
 pub mod graph;
 pub mod matched_unit;
 pub mod ngram;
+pub mod premise;
 pub mod short_form;
 pub mod unit_qa;
 pub mod unit_response;

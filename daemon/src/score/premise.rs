@@ -1,0 +1,82 @@
+//! The premise of each (unit, whole text) comparison under option `premise`
+//! (`uq_core::score::premise`; beyond the paper): the whole text, or its K sentences most
+//! relevant to the unit, ranked by shared words or by the embedding model.
+
+use uq_core::decompose::split_sentences;
+use uq_core::score::premise::{
+    join_selected, lexical_relevance, lexical_selection, top_k, Premise, Rank,
+};
+
+use crate::engine::Engine;
+
+/// `out[h][t]`: the premise that hypothesis `hyps[h]` is checked against for `texts[t]`.
+pub fn premises(
+    engine: &Engine,
+    premise: Premise,
+    texts: &[&str],
+    hyps: &[String],
+) -> Result<Vec<Vec<String>>, String> {
+    let (k, rank) = match premise {
+        Premise::Whole => {
+            return Ok(hyps
+                .iter()
+                .map(|_| texts.iter().map(|t| t.to_string()).collect())
+                .collect())
+        }
+        Premise::TopK { k, rank } => (k, rank),
+    };
+    let sentences: Vec<Vec<String>> = texts.iter().map(|t| split_sentences(t)).collect();
+    // Relevance of every sentence of every text to each hypothesis: `relevance(h, t)`.
+    let embedded = match rank {
+        Rank::Lexical => None,
+        Rank::Embedding => {
+            // Only texts with more than K sentences need ranking.
+            let ranked: Vec<String> = sentences
+                .iter()
+                .filter(|s| s.len() > k)
+                .flatten()
+                .cloned()
+                .collect();
+            if ranked.is_empty() {
+                None
+            } else {
+                Some((engine.embed(hyps)?, engine.embed(&ranked)?))
+            }
+        }
+    };
+    let mut out = Vec::with_capacity(hyps.len());
+    for (h, hyp) in hyps.iter().enumerate() {
+        let mut row = Vec::with_capacity(texts.len());
+        let mut offset = 0; // into the embedded sentences of the ranked texts
+        for (t, text) in texts.iter().enumerate() {
+            let sents = &sentences[t];
+            if sents.len() <= k {
+                row.push(text.to_string());
+                continue;
+            }
+            let relevance: Vec<f64> = match &embedded {
+                Some((hyp_emb, sent_emb)) => {
+                    let v = sent_emb[offset..offset + sents.len()]
+                        .iter()
+                        .map(|s| dot(&hyp_emb[h], s))
+                        .collect();
+                    offset += sents.len();
+                    v
+                }
+                None => lexical_relevance(hyp, sents),
+            };
+            let chosen = match rank {
+                Rank::Lexical => lexical_selection(&relevance, k),
+                Rank::Embedding => top_k(&relevance, k),
+            };
+            row.push(join_selected(text, sents, &chosen));
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// Cosine of two L2-normalised embeddings.
+fn dot(a: &[f32], b: &[f32]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum()
+}
