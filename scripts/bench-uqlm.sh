@@ -2,8 +2,10 @@
 # uqlm 0.6.7 side by side with uqd on the same machine, pairs and NLI weights: uqlm's own
 # UnitResponseScorer (what LongTextUQ runs at sentence granularity, unit-response mode) on the
 # SelfCheckGPT WikiBio (sample, sentence) pairs, m = 5, torch with 2 threads, then `uqd bench
-# selfcheck` with the original model.onnx, the fused fp32 graph and int8. Prints uqlm's line and
-# uqd's precision_comparison line. Needs `make setup`; makes .cache/uqlm-venv once (uqlm, torch,
+# selfcheck` with the original model.onnx, the fused fp32 graph and int8, each with the whole
+# sample as premise (as uqlm) and with the default premise selection (top3). Prints uqlm's line,
+# uqd's summary lines, and a table: comparisons/s, ratio to uqlm, NLI tokens per comparison and
+# AUROC (and its change against uqlm's) per setting. Needs `make setup`; makes .cache/uqlm-venv once (uqlm, torch,
 # transformers from PyPI: about 6 GB) and converts the NLI model's ONNX weights into a Hugging Face
 # directory (.cache/uqlm-models/<name>, checked against ONNX Runtime to 1e-4) in uqlm's label order.
 #   scripts/bench-uqlm.sh [NLI_MODEL_DIR]   (default dist/models/nli)
@@ -19,6 +21,24 @@ if ! "$VENV/bin/python" -c 'import uqlm, onnx, onnxruntime' 2>/dev/null; then
   "$VENV/bin/pip" install -q uqlm==0.6.7 "httpx>=0.27,<1" "datasets>=3.3.2,<4" "pyarrow<22" "numpy<2" onnx onnxruntime==1.31.1
 fi
 [ -f "$HF/config.json" ] || "$VENV/bin/python" scripts/uqlm/convert_onnx_to_hf.py "$MODEL" "$HF" >&2
-"$VENV/bin/python" scripts/uqlm/run_uqlm.py --model "$HF" --threads 2
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+"$VENV/bin/python" scripts/uqlm/run_uqlm.py --model "$HF" --threads 2 | tee "$OUT/uqlm.json"
 dist/uqd bench selfcheck --data ../shared/data/selfcheck_wikibio_dev.jsonl --samples 5 \
-  --scorers entailment,noncontradiction,contrasted_entailment --precision original,fp32,int8 --nli-model "$MODEL" 2>/dev/null | tail -1
+  --scorers entailment,noncontradiction,contrasted_entailment --precision original,fp32,int8 \
+  --premise whole,top3 --raw-pairs 500 --nli-model "$MODEL" 2>/dev/null > "$OUT/uqd.jsonl"
+grep '"summary":true' "$OUT/uqd.jsonl"
+python3 - "$OUT/uqlm.json" "$OUT/uqd.jsonl" <<'PY'
+import json, sys
+uqlm = json.load(open(sys.argv[1]))
+base, base_auroc = uqlm["pairs_per_s"], uqlm.get("auroc_entailment")
+lines = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+print(f"{'setting':<16} {'pairs/s':>8} {'vs uqlm':>8} {'tokens':>7} {'AUROC ent':>9} {'vs uqlm':>8}")
+print(f"{'uqlm 0.6.7':<16} {base:>8.1f} {1:>7.2f}x {'':>7} {base_auroc:>9.4f} {'':>8}")
+for s in (l for l in lines if l.get("summary")):
+    ent = next(l["auroc"] for l in lines if l.get("scorer") == "entailment"
+               and l["premise"] == s["premise"] and l["precision"] == s["precision"])
+    name = f"{s['precision']} {s['premise']}"
+    print(f"{name:<16} {s['nli_pairs_per_s']:>8.1f} {s['nli_pairs_per_s'] / base:>7.2f}x "
+          f"{s['tokens_per_comparison']:>7.1f} {ent:>9.4f} {ent - base_auroc:>+8.4f}")
+PY

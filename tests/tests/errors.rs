@@ -132,6 +132,18 @@ fn scoring_function_arguments_and_options() {
                 r#"SELECT response_confidence('A b.', '["C d.", "E f.", "G h."]', '{"num_samples":7}');"#,
             ),
             (
+                "premise: unknown value",
+                r#"SELECT response_confidence('A b.', '["C d."]', '{"premise":"best"}');"#,
+            ),
+            (
+                "premise: top_k 0",
+                r#"SELECT response_confidence('A b.', '["C d."]', '{"premise":{"top_k":0}}');"#,
+            ),
+            (
+                "premise: unknown rank",
+                r#"SELECT response_confidence('A b.', '["C d."]', '{"premise":{"top_k":3,"rank":"bm25"}}');"#,
+            ),
+            (
                 "unknown granularity",
                 r#"SELECT response_confidence('A b.', '["C d."]', '{"granularity":"paragraph"}');"#,
             ),
