@@ -462,7 +462,17 @@ pub fn create_job(
     let columns = db
         .texts(TABLE_COLUMNS, &[&table])
         .map_err(|e| format!("{func}: cannot read the columns of {table:?}: {e}"))?;
-    let options = db.resolve_options(func, options)?;
+    // `calibration.adapt` is a job key inside a scoring option: kept out of the scoring options'
+    // resolution (which refuses it), checked and stored with the job.
+    let mut options = options;
+    let adapt = match options.get_mut("calibration") {
+        Some(Value::Object(c)) => c.remove("adapt"),
+        _ => None,
+    };
+    let mut options = db.resolve_options(func, options)?;
+    if let (Some(a), Some(Value::Object(c))) = (adapt, options.get_mut("calibration")) {
+        c.insert("adapt".into(), a);
+    }
     let spec = parse_job(func, &options, &table, &columns)?;
     db.migrate()?;
     let total = db
