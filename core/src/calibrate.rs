@@ -13,7 +13,15 @@
 //!   first and last distinct score of each pooled block, clipped outside the fitted range.
 //!
 //! A model is JSON (`to_json` / `from_json`): `{"method":"platt","a":…,"b":…,"n":…,
-//! "positives":…}` or `{"method":"isotonic","x":[…],"y":[…],"n":…,"positives":…}`.
+//! "positives":…}` or `{"method":"isotonic","x":[…],"y":[…],"n":…,"positives":…}`, with two
+//! optional keys: `"fitted_on"`, what its scores were made with ([`FittedOn`]: scorer, NLI model,
+//! precision, premise setting, number of samples), and `"prior"`, a prior-shift adaptation to a
+//! new set of answers ([`adapt`]: `{"train":…,"target":…,"iterations":…}`), which
+//! [`Calibration::apply`] honours.
+
+pub mod adapt;
+
+pub use adapt::{FittedOn, Prior};
 
 use serde_json::{json, Map, Value};
 
@@ -70,6 +78,11 @@ pub struct Calibration {
     pub n: usize,
     /// Of which labelled 1.
     pub positives: usize,
+    /// What the scores it was fitted on were made with; `None` when not recorded.
+    pub fitted_on: Option<FittedOn>,
+    /// A prior-shift adaptation ([`adapt`]): probabilities are re-weighted from the training
+    /// base rate to the target's.
+    pub prior: Option<Prior>,
 }
 
 /// Logistic function σ(z) = 1 / (1 + e^(−z)), without overflow for large |z|.
@@ -147,6 +160,8 @@ impl Calibration {
             model,
             n: scores.len(),
             positives,
+            fitted_on: None,
+            prior: None,
         })
     }
 
@@ -157,8 +172,18 @@ impl Calibration {
         }
     }
 
-    /// The calibrated probability of score `s` (NaN for NaN).
+    /// The calibrated probability of score `s` (NaN for NaN): the fitted map, re-weighted to the
+    /// target base rate when the model is adapted ([`adapt::shift`]).
     pub fn apply(&self, s: f64) -> f64 {
+        let p = self.apply_fitted(s);
+        match &self.prior {
+            Some(prior) => adapt::shift(p, prior.train, prior.target),
+            None => p,
+        }
+    }
+
+    /// The fitted map alone, without any adaptation (NaN for NaN).
+    pub fn apply_fitted(&self, s: f64) -> f64 {
         if s.is_nan() {
             return f64::NAN;
         }
@@ -184,6 +209,12 @@ impl Calibration {
         }
         o.insert("n".into(), json!(self.n));
         o.insert("positives".into(), json!(self.positives));
+        if let Some(f) = &self.fitted_on {
+            o.insert("fitted_on".into(), f.to_json());
+        }
+        if let Some(p) = &self.prior {
+            o.insert("prior".into(), p.to_json());
+        }
         Value::Object(o)
     }
 
@@ -206,8 +237,8 @@ impl Calibration {
             None => return Err(format!("{what} has no \"method\": {fix}")),
         };
         let allowed: &[&str] = match method {
-            Method::Platt => &["method", "a", "b", "n", "positives"],
-            Method::Isotonic => &["method", "x", "y", "n", "positives"],
+            Method::Platt => &["method", "a", "b", "n", "positives", "fitted_on", "prior"],
+            Method::Isotonic => &["method", "x", "y", "n", "positives", "fitted_on", "prior"],
         };
         if let Some(k) = o.keys().find(|k| !allowed.contains(&k.as_str())) {
             return Err(format!(
@@ -254,10 +285,26 @@ impl Calibration {
                 Model::Isotonic { x, y }
             }
         };
+        if positives > n {
+            return Err(format!(
+                "{what}.positives ({positives}) exceeds {what}.n ({n}): they count the labelled \
+                 units fitted on and those labelled 1; {fix}"
+            ));
+        }
+        let fitted_on = match o.get("fitted_on") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(FittedOn::from_json(v, &format!("{what}.fitted_on"))?),
+        };
+        let prior = match o.get("prior") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(Prior::from_json(v, &format!("{what}.prior"))?),
+        };
         Ok(Calibration {
             model,
             n,
             positives,
+            fitted_on,
+            prior,
         })
     }
 }

@@ -21,11 +21,14 @@
 //! | `chunk_size` | rows per committed transaction | 8 (CUDA: 64) |
 //! | `concurrency` | rows scored at once | 4 (CUDA: 32) |
 //! | `prices` | `{"prompt": usd, "completion": usd}` per million tokens, for `cost_usd` | — |
+//!
+//! Within the scoring option `calibration`, a job also takes `"adapt": "job"` or `"llm"`
+//! ([`crate::options::Adapt`]): taken out here into [`JobSpec::adapt`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::options::{parse_options, ScoreOptions};
+use crate::options::{parse_options, Adapt, ScoreOptions};
 
 /// The job keys (everything else is a scoring option).
 pub const JOB_KEYS: &[&str] = &[
@@ -96,7 +99,9 @@ pub struct JobSpec {
     /// Option `concurrency`; `None`: the device's default.
     pub concurrency: Option<usize>,
     pub prices: Option<Prices>,
-    /// The scoring options (job keys removed), as given.
+    /// Option `calibration.adapt`: adapt the calibration models to the job's answers.
+    pub adapt: Option<Adapt>,
+    /// The scoring options (job keys and `calibration.adapt` removed), as given.
     pub scoring: Value,
     /// The same, parsed.
     pub parsed: ScoreOptions,
@@ -115,6 +120,12 @@ pub fn parse_job(
     for (k, v) in options {
         if !JOB_KEYS.contains(&k.as_str()) {
             scoring.insert(k.clone(), v.clone());
+        }
+    }
+    let mut adapt = None;
+    if let Some(Value::Object(c)) = scoring.get_mut("calibration") {
+        if let Some(a) = c.remove("adapt") {
+            adapt = Some(Adapt::parse(&a).map_err(err)?);
         }
     }
     let scoring = Value::Object(scoring);
@@ -229,6 +240,29 @@ pub fn parse_job(
         }
     };
 
+    if adapt.is_some() && parsed.calibration.models.is_empty() {
+        return Err(err(
+            "option calibration.adapt has no model to adapt: add a model per scorer, e.g. \
+             \"calibration\":{\"entailment\":<uq_fit_calibration's JSON>,\"adapt\":\"job\"}"
+                .into(),
+        ));
+    }
+    if let (Some(a), Some((s, c))) = (
+        adapt,
+        parsed
+            .calibration
+            .models
+            .iter()
+            .find(|(_, c)| c.training_prior("").is_err()),
+    ) {
+        let e = c
+            .training_prior(&format!("option calibration.{}", s.name()))
+            .unwrap_err();
+        return Err(err(format!(
+            "option calibration.adapt = \"{}\": {e}",
+            a.as_str()
+        )));
+    }
     if uad && parsed.decompose.granularity != crate::scorers::Granularity::Claim {
         return Err(err(
             "option uad filters claims: set option granularity to \"claim\"".into(),
@@ -268,6 +302,7 @@ pub fn parse_job(
         chunk_size,
         concurrency,
         prices,
+        adapt,
         scoring,
         parsed,
     })
@@ -429,7 +464,17 @@ pub fn create_job(
     let columns = db
         .texts(TABLE_COLUMNS, &[&table])
         .map_err(|e| format!("{func}: cannot read the columns of {table:?}: {e}"))?;
-    let options = db.resolve_options(func, options)?;
+    // `calibration.adapt` is a job key inside a scoring option: kept out of the scoring options'
+    // resolution (which refuses it), checked and stored with the job.
+    let mut options = options;
+    let adapt = match options.get_mut("calibration") {
+        Some(Value::Object(c)) => c.remove("adapt"),
+        _ => None,
+    };
+    let mut options = db.resolve_options(func, options)?;
+    if let (Some(a), Some(Value::Object(c))) = (adapt, options.get_mut("calibration")) {
+        c.insert("adapt".into(), a);
+    }
     let spec = parse_job(func, &options, &table, &columns)?;
     db.migrate()?;
     let total = db
@@ -489,6 +534,49 @@ mod tests {
         assert_eq!(j.columns.samples.as_deref(), Some("samples"));
         assert_eq!((j.chunk_size, j.concurrency, j.generate), (None, None, 0));
         assert_eq!(j.scoring, json!({"scorers": ["luq"]}));
+    }
+
+    #[test]
+    fn calibration_adapt_is_a_job_option() {
+        let model = json!({"method": "platt", "a": 4, "b": -2, "n": 10, "positives": 7});
+        let cal = |adapt: Value, m: Value| {
+            parse(
+                json!({"scorers": ["entailment"], "calibration": {"entailment": m, "adapt": adapt}}),
+                &["answer", "samples"],
+            )
+        };
+        for (given, want) in [("job", Adapt::Job), ("LLM", Adapt::Llm)] {
+            let j = cal(json!(given), model.clone()).unwrap();
+            assert_eq!(j.adapt, Some(want));
+            // taken out of the scoring options that each row is scored with
+            assert_eq!(j.scoring["calibration"], json!({"entailment": model}));
+            assert!(j
+                .parsed
+                .calibration
+                .model(crate::scorers::Scorer::Entailment)
+                .is_some());
+        }
+        let j = parse(json!({"scorers": ["entailment"]}), &["answer", "samples"]).unwrap();
+        assert_eq!(j.adapt, None);
+        let e = cal(json!("table"), model.clone()).unwrap_err();
+        assert!(
+            e.starts_with("f: option calibration.adapt must be \"job\""),
+            "{e}"
+        );
+        let e = cal(json!("job"), json!({"method": "platt", "a": 4, "b": -2})).unwrap_err();
+        assert!(
+            e.starts_with("f: option calibration.adapt = \"job\": option calibration.entailment has no training prior"),
+            "{e}"
+        );
+        let e = parse(
+            json!({"scorers": ["entailment"], "calibration": {"adapt": "job"}}),
+            &["answer", "samples"],
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("option calibration.adapt has no model to adapt"),
+            "{e}"
+        );
     }
 
     #[test]

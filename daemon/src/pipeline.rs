@@ -2,8 +2,9 @@
 //! [`crate::score`] (§3.3) → [`crate::aggregate`] (§3.4).
 
 use serde_json::Value;
+use uq_core::calibrate::FittedOn;
 use uq_core::limits::check_inputs;
-use uq_core::options::parse_options;
+use uq_core::options::{parse_options, ScoreOptions};
 use uq_core::protocol::ScoreResult;
 
 use crate::aggregate;
@@ -37,5 +38,50 @@ pub fn score(
         sample_units: decomposed.sample_units.as_deref(),
         opts: &opts,
     })?;
-    Ok(aggregate::respond(decomposed, scored, &opts))
+    let mut result = aggregate::respond(decomposed, scored, &opts);
+    result.notes.extend(calibration_notes(
+        engine,
+        &opts,
+        options,
+        Some(samples.len()),
+    ));
+    Ok(result)
+}
+
+/// A note per calibration model fitted on scores made with another setting than these (scorer,
+/// NLI model, precision, premise, samples: `uq_core::calibrate::FittedOn`), naming the
+/// difference: its probabilities may be wrong, and the user is told so.
+pub fn calibration_notes(
+    engine: &Engine,
+    opts: &ScoreOptions,
+    options: &Value,
+    num_samples: Option<usize>,
+) -> Vec<String> {
+    if opts.calibration.models.is_empty() {
+        return Vec::new();
+    }
+    let info = engine.info();
+    opts.calibration
+        .models
+        .iter()
+        .filter_map(|(s, c)| {
+            let now = FittedOn::of_request(
+                s.name(),
+                &info.nli_model,
+                &info.precision,
+                options,
+                num_samples,
+            );
+            let diffs = c.mismatches(&now);
+            (!diffs.is_empty()).then(|| {
+                format!(
+                    "calibration.{}: the model was fitted on scores made with another setting \
+                     ({}), so its probabilities may be wrong here; refit it with \
+                     uq_fit_calibration on scores made with this setting",
+                    s.name(),
+                    diffs.join("; ")
+                )
+            })
+        })
+        .collect()
 }

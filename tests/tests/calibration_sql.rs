@@ -2,7 +2,9 @@
 //! `uq_fit_calibration`, `uq_calibrate`, `uq_fit_ensemble` and `uq_ensemble` in the stock
 //! sqlite3 CLI (with GROUP BY, against values computed independently in plain Python), their
 //! bad input, and whole-table jobs with option `calibration` and with the `ensemble` scorer,
-//! UAD filtering on calibrated scores, end to end.
+//! UAD filtering on calibrated scores, end to end; prior-shift adaptation
+//! (`uq_adapt_calibration`, job option `calibration.adapt`) and the notes on models fitted on
+//! another setting.
 
 use uq_fake_openai::FakeOpenAi;
 use uq_integration::*;
@@ -530,4 +532,269 @@ print(json.dumps(dict(problems=problems, n=[len(ent), len(ens), len(uad), len(ua
     } else {
         assert_eq!(refined, CLAIMS.join(" "), "{v}");
     }
+}
+
+/// The EM of Saerens, Latinne & Decaestecker (2002, §2.3), written again in plain Python for the
+/// tests below: the prior re-estimated from the adjusted posteriors.
+const PY_EM: &str = r#"
+def shift(p, train, target):
+    if p <= 0.0 or p >= 1.0:
+        return p
+    a = target / train * p
+    b = (1.0 - target) / (1.0 - train) * (1.0 - p)
+    return a / (a + b)
+def em(post, train):
+    prior = train
+    for it in range(1, 1001):
+        nxt = mean([shift(p, train, prior) for p in post])
+        moved = abs(nxt - prior)
+        prior = nxt
+        if moved < 1e-6:
+            break
+    return prior, it
+"#;
+
+/// `uq_adapt_calibration` per group (GROUP BY) against the EM in Python: the training prior is
+/// the model's positives/n, the target prior the EM's, the iterations the same; `uq_calibrate`
+/// applies the adapted model as Bayes' re-weighting of the fitted probability; on labelled
+/// target groups drawn at another base rate, the estimate lies within 0.03 of the truth and the
+/// adapted ECE is below the unadapted one. The fourth argument of `uq_fit_calibration` is kept
+/// as `fitted_on`.
+#[test]
+fn adapt_aggregate_matches_the_em_and_recovers_the_base_rate() {
+    let sb = Sandbox::new("calib-adapt");
+    let code = format!(
+        r#"
+{PY_HELPERS}
+{PY_EM}
+import random
+rng = random.Random(2002)
+def draw(n, rate):
+    out = []
+    for _ in range(n):
+        l = 1 if rng.random() < rate else 0
+        out.append((rng.gauss(0.7 if l else 0.4, 0.12), l))
+    return out
+conn = sqlite3.connect(":memory:")
+conn.enable_load_extension(True)
+conn.load_extension(EXT)
+conn.execute("CREATE TABLE fit(s REAL, l INTEGER)")
+conn.executemany("INSERT INTO fit VALUES (?, ?)", draw(6000, 0.76))
+conn.execute("CREATE TABLE target(grp TEXT, s REAL, l INTEGER)")
+truth = {{}}
+for grp, rate in (("a", 0.5), ("b", 0.9)):
+    rows = draw(6000, rate)
+    truth[grp] = mean([l for _, l in rows])
+    conn.executemany("INSERT INTO target VALUES (?, ?, ?)", [(grp, s, l) for s, l in rows])
+conn.execute("INSERT INTO target VALUES ('a', NULL, NULL)")
+problems = []
+model = conn.execute("""SELECT uq_fit_calibration(s, l, 'platt',
+    '{{"scorer":"Entailment","num_samples":5,"premise":{{"top_k":3}}}}') FROM fit""").fetchone()[0]
+m = json.loads(model)
+if m["fitted_on"] != {{"scorer": "entailment", "num_samples": 5, "premise": {{"top_k": 3}}}}:
+    problems.append(("fitted_on", m["fitted_on"]))
+train = m["positives"] / m["n"]
+out = {{}}
+for grp, adapted in conn.execute("SELECT grp, uq_adapt_calibration(s, ?) FROM target GROUP BY grp ORDER BY grp", (model,)):
+    a = json.loads(adapted)
+    scores = [s for (s,) in conn.execute("SELECT s FROM target WHERE grp = ? AND s IS NOT NULL", (grp,))]
+    prior, it = em([platt(m["a"], m["b"], s) for s in scores], train)
+    p = a["prior"]
+    if not close(p["train"], train, 1e-15) or not close(p["target"], prior, 1e-12) or p["iterations"] != it:
+        problems.append(("em", grp, p, prior, it))
+    # (a and b read back from JSON: equal to rounding)
+    if not close(a["a"], m["a"], 1e-12) or not close(a["b"], m["b"], 1e-12) or (a["n"], a["fitted_on"]) != (m["n"], m["fitted_on"]):
+        problems.append(("model kept", grp, a))
+    for (s, q) in conn.execute("SELECT s, uq_calibrate(s, ?) FROM target WHERE grp = ? AND s IS NOT NULL LIMIT 50", (adapted, grp)):
+        if not close(q, shift(platt(m["a"], m["b"], s), train, prior), 1e-12):
+            problems.append(("apply", grp, s, q))
+    ece_raw, ece_adapted = conn.execute(
+        "SELECT uq_ece(uq_calibrate(s, ?), l), uq_ece(uq_calibrate(s, ?), l) FROM target WHERE grp = ?",
+        (model, adapted, grp)).fetchone()
+    out[grp] = dict(prior=p["target"], truth=truth[grp], ece=ece_raw, ece_adapted=ece_adapted)
+# adapting the adapted model again gives the same model
+again = conn.execute("SELECT uq_adapt_calibration(s, (SELECT uq_adapt_calibration(s, ?) FROM target WHERE grp = 'a')) FROM target WHERE grp = 'a'", (model,)).fetchone()[0]
+first = conn.execute("SELECT uq_adapt_calibration(s, ?) FROM target WHERE grp = 'a'", (model,)).fetchone()[0]
+if json.loads(again) != json.loads(first):
+    problems.append(("readapt", again, first))
+print(json.dumps(dict(problems=problems, out=out)))
+"#
+    );
+    let out = sb.python_ok(&code);
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(v["problems"], serde_json::json!([]), "{v}");
+    for grp in ["a", "b"] {
+        let g = &v["out"][grp];
+        let f = |k: &str| g[k].as_f64().unwrap();
+        assert!((f("prior") - f("truth")).abs() < 0.03, "{grp}: {v}");
+        assert!(f("ece_adapted") < f("ece"), "{grp}: {v}");
+    }
+}
+
+/// Bad input of the adaptation and of the fitted-on record (full texts pinned in
+/// tests/golden/errors/calibration.txt by tests/tests/errors.rs).
+#[test]
+fn adapt_bad_input_says_why() {
+    let sb = Sandbox::new("calib-adapt-bad");
+    let model = r#"'{"method":"platt","a":4,"b":-2,"n":10,"positives":7}'"#;
+    let t = "CREATE TABLE t(s); INSERT INTO t VALUES (0.1), (0.8), (0.4);";
+    let cases: &[(String, &[&str])] = &[
+        (
+            format!("CREATE TABLE e(s); SELECT uq_adapt_calibration(s, {model}) FROM e;"),
+            &["uq_adapt_calibration: no target scores to adapt to"],
+        ),
+        (
+            format!("{t} UPDATE t SET s = NULL; SELECT uq_adapt_calibration(s, {model}) FROM t;"),
+            &["uq_adapt_calibration: no target scores to adapt to"],
+        ),
+        (
+            format!(r#"{t} SELECT uq_adapt_calibration(s, '{{"method":"platt","a":4,"b":-2}}') FROM t;"#),
+            &["uq_adapt_calibration: model_json has no training prior", "uq_fit_calibration"],
+        ),
+        (
+            format!(r#"{t} SELECT uq_adapt_calibration(s, '{{"method":"platt","a":4,"b":-2,"n":5,"positives":5}}') FROM t;"#),
+            &["records 5 of 5 units labelled 1", "one class only"],
+        ),
+        (
+            format!(r#"{t} SELECT uq_adapt_calibration(s, '{{"method":"platt","a":90,"b":-5,"n":10,"positives":7}}') FROM t WHERE s > 0.3;"#),
+            &["the 2 target scores all look like one class", "use the model unadapted"],
+        ),
+        (
+            format!("{t} SELECT uq_adapt_calibration(s, NULL) FROM t;"),
+            &["uq_adapt_calibration: model_json is NULL"],
+        ),
+        (
+            format!("{t} SELECT uq_fit_calibration(s, s > 0.3, 'platt', '{{\"scorer\":\"nope\"}}') FROM t;"),
+            &["uq_fit_calibration: fitted_on.scorer:"],
+        ),
+        (
+            format!("{t} SELECT uq_fit_calibration(s, s > 0.3, 'platt', '{{\"model\":\"x\"}}') FROM t;"),
+            &["fitted_on has unknown key \"model\"", "its keys are scorer, nli_model"],
+        ),
+    ];
+    for (sql, needles) in cases {
+        let e = sb.sqlite_err(sql);
+        for n in *needles {
+            assert!(e.contains(n), "{sql}\n→ {e}\nlacks {n:?}");
+        }
+    }
+}
+
+/// Jobs with `calibration.adapt` through the real daemon: the stored calibrated unit and response
+/// scores are the adapted model's (recomputed in Python from the stored raw scores by the EM
+/// above), the job's message gives the estimate and names the setting that differs from the
+/// model's `fitted_on`; `"llm"` groups the answers by the LLM that wrote them; a target whose
+/// scores all look like one class is left unadapted, with the reason in the message; a model
+/// without a training prior is refused when the job is created. `uq_debug()` names the
+/// difference after a scoring call.
+#[test]
+fn jobs_adapt_calibration_and_name_settings_that_differ() {
+    let sb = sandbox("calib-adapt-jobs");
+    let db = sb.dir.join("adapt.db").display().to_string();
+    let n = 6;
+    let code = format!(
+        r#"
+{PY_HELPERS}
+{PY_EM}
+{fill}
+conn = sqlite3.connect({db:?}, isolation_level=None)
+conn.enable_load_extension(True)
+conn.load_extension(EXT)
+model = {{"method": "platt", "a": 6, "b": -3, "n": 40, "positives": 30,
+          "fitted_on": {{"scorer": "entailment", "precision": "fp99", "num_samples": 2}}}}
+sure = {{"method": "platt", "a": 60, "b": 25, "n": 40, "positives": 30}}
+common = {{"granularity": "claim", "units_column": "claims", "aggregation": "mean",
+          "scorers": ["entailment", "noncontradiction"]}}
+opts = [dict(common, calibration={{"entailment": model, "adapt": "job"}}),
+        dict(common, calibration={{"entailment": model, "adapt": "llm"}}),
+        dict(common, calibration={{"noncontradiction": sure, "adapt": "job"}})]
+jobs = [conn.execute("SELECT uq_score_table('answers', ?)", (json.dumps(o),)).fetchone()[0] for o in opts]
+status = [conn.execute("SELECT uq_wait(?, 600)", (j,)).fetchone()[0] for j in jobs]
+info = {{j: (r, msg) for (j, r, msg) in conn.execute("SELECT job_id, run_id, message FROM uq_job")}}
+problems = []
+for j in jobs[:2]:
+    run, msg = info[j]
+    units = conn.execute("SELECT answer_id, score, calibrated FROM uq_scored_units WHERE run_id = ? AND scorer = 'entailment' ORDER BY answer_id, position", (run,)).fetchall()
+    prior, it = em([platt(6, -3, s) for (_, s, _) in units], 0.75)
+    for (_, s, c) in units:
+        if not close(c, shift(platt(6, -3, s), 0.75, prior), 1e-9):
+            problems.append(("unit", j, s, c))
+    for (aid, c) in conn.execute("SELECT answer_id, calibrated FROM uq_scored_answers WHERE run_id = ? AND scorer = 'entailment'", (run,)):
+        want = mean([shift(platt(6, -3, s), 0.75, prior) for (a, s, _) in units if a == aid])
+        if not close(c, want, 1e-9):
+            problems.append(("answer", j, aid, c, want))
+    if conn.execute("SELECT count(*) FROM uq_scored_units WHERE run_id = ? AND scorer = 'noncontradiction' AND calibrated IS NOT NULL", (run,)).fetchone()[0]:
+        problems.append(("uncalibrated scorer got values", j))
+    info[j] = (run, msg, prior, it, len(units))
+run3, msg3 = info[jobs[2]]
+for (s, c) in conn.execute("SELECT score, calibrated FROM uq_scored_units WHERE run_id = ? AND scorer = 'noncontradiction'", (run3,)):
+    if not close(c, platt(60, 25, s), 1e-9):
+        problems.append(("unadapted", s, c))
+try:
+    conn.execute("SELECT uq_score_table('answers', ?)", (json.dumps(dict(common, calibration={{"entailment": {{"method": "platt", "a": 6, "b": -3}}, "adapt": "job"}})),))
+    no_prior = None
+except sqlite3.Error as e:
+    no_prior = str(e)
+try:
+    conn.execute("SELECT count(*) FROM uq_unit_scores(?, ?, ?)", ("A b.", json.dumps(["C d."]), json.dumps(dict(common, calibration={{"entailment": model, "adapt": "job"}})))).fetchone()
+    outside = None
+except sqlite3.Error as e:
+    outside = str(e)
+conn.execute("SELECT count(*) FROM uq_unit_scores(?, ?, ?)", ("She was born in Vienna.", json.dumps(["She was born in Warsaw."]), json.dumps(dict(scorers=["entailment"], calibration={{"entailment": model}})))).fetchone()
+debug = [l for l in conn.execute("SELECT uq_debug()").fetchone()[0].splitlines() if l.startswith("last score notes")]
+print(json.dumps(dict(status=status, problems=problems, info=[info[j] for j in jobs], no_prior=no_prior, outside=outside, debug=debug)))
+"#,
+        fill = fill(&db, n),
+    );
+    let out = sb.python_ok(&code);
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        v["status"],
+        serde_json::json!(["done", "done", "done"]),
+        "{v}"
+    );
+    assert_eq!(v["problems"], serde_json::json!([]), "{v}");
+    for (i, group) in [
+        (0, "the job's answers (adapt \"job\")"),
+        (1, "the answers uqlite did not generate (adapt \"llm\")"),
+    ] {
+        let msg = v["info"][i][1].as_str().unwrap();
+        let (prior, it, units) = (
+            v["info"][i][2].as_f64().unwrap(),
+            v["info"][i][3].as_u64().unwrap(),
+            v["info"][i][4].as_u64().unwrap(),
+        );
+        let want = format!(
+            "calibration.entailment adapted to {group}: base rate 0.750 → {prior:.3} estimated from {units} unit scores ({it} EM iterations)"
+        );
+        assert!(msg.contains(&want), "{msg}\nlacks {want}");
+        // the model records precision fp99 and 2 samples: both differences are named
+        assert!(
+            msg.contains("calibration.entailment: the model was fitted on scores made with another setting (precision: fitted on \"fp99\", applied to \"")
+                && !msg.contains("num_samples"),
+            "{msg}"
+        );
+    }
+    let msg3 = v["info"][2][1].as_str().unwrap();
+    assert!(
+        msg3.starts_with("calibration.noncontradiction not adapted to the job's answers (its calibrated scores are the unadapted model's): the ")
+            && msg3.contains("target scores all look like one class"),
+        "{msg3}"
+    );
+    let e = v["no_prior"].as_str().unwrap();
+    assert!(
+        e.contains("option calibration.adapt = \"job\": option calibration.entailment has no training prior"),
+        "{e}"
+    );
+    let e = v["outside"].as_str().unwrap();
+    assert!(
+        e.contains("option calibration.adapt adapts the models to a job's answers"),
+        "{e}"
+    );
+    let d = v["debug"][0].as_str().unwrap();
+    assert!(
+        d.contains("calibration.entailment: the model was fitted on scores made with another setting (precision: fitted on \"fp99\", applied to \"")
+            && d.contains("num_samples: fitted on 2, applied to 1"),
+        "{d}"
+    );
 }

@@ -356,6 +356,69 @@ fn calibration_and_ensemble_arguments() {
         "uq_calibrate: score text",
         format!("SELECT uq_calibrate('high', {platt});"),
     );
+    // uq_fit_calibration's fitted_on
+    case(
+        "uq_fit_calibration: fitted_on unknown scorer",
+        format!(r#"{t} SELECT uq_fit_calibration(s, l, 'platt', '{{"scorer":"nope"}}') FROM t;"#),
+    );
+    case(
+        "uq_fit_calibration: fitted_on unknown key",
+        format!(r#"{t} SELECT uq_fit_calibration(s, l, 'platt', '{{"nli":"x"}}') FROM t;"#),
+    );
+    case(
+        "uq_fit_calibration: fitted_on num_samples 0",
+        format!(r#"{t} SELECT uq_fit_calibration(s, l, 'platt', '{{"num_samples":0}}') FROM t;"#),
+    );
+    case(
+        "uq_fit_calibration: fitted_on not JSON",
+        format!("{t} SELECT uq_fit_calibration(s, l, 'platt', 'entailment') FROM t;"),
+    );
+    // uq_adapt_calibration
+    let prior = r#"'{"method":"platt","a":4,"b":-2,"n":10,"positives":7}'"#;
+    case(
+        "uq_adapt_calibration: empty target",
+        format!("CREATE TABLE t(s); SELECT uq_adapt_calibration(s, {prior}) FROM t;"),
+    );
+    case(
+        "uq_adapt_calibration: every score NULL",
+        format!("{t} UPDATE t SET s = NULL; SELECT uq_adapt_calibration(s, {prior}) FROM t;"),
+    );
+    case(
+        "uq_adapt_calibration: model without a prior",
+        format!("{t} SELECT uq_adapt_calibration(s, {platt}) FROM t;"),
+    );
+    case(
+        "uq_adapt_calibration: model of one class",
+        format!(
+            r#"{t} SELECT uq_adapt_calibration(s, '{{"method":"platt","a":4,"b":-2,"n":5,"positives":0}}') FROM t;"#
+        ),
+    );
+    case(
+        "uq_adapt_calibration: target of one class",
+        format!(
+            r#"{t} SELECT uq_adapt_calibration(s, '{{"method":"platt","a":90,"b":-5,"n":10,"positives":7}}') FROM t WHERE s > 0.3;"#
+        ),
+    );
+    case(
+        "uq_adapt_calibration: model NULL",
+        format!("{t} SELECT uq_adapt_calibration(s, NULL) FROM t;"),
+    );
+    case(
+        "uq_adapt_calibration: model changes within a group",
+        format!("{t} SELECT uq_adapt_calibration(s, CASE WHEN s < 0.5 THEN {prior} ELSE {platt} END) FROM t;"),
+    );
+    case(
+        "uq_calibrate: adapted model with a prior target of 1",
+        format!(
+            r#"{t} SELECT uq_calibrate(0.5, '{{"method":"platt","a":4,"b":-2,"prior":{{"train":0.7,"target":1}}}}');"#
+        ),
+    );
+    case(
+        "uq_adapt_calibration: score text",
+        format!(
+            "{t} INSERT INTO t VALUES ('high', 1); SELECT uq_adapt_calibration(s, {prior}) FROM t;"
+        ),
+    );
     // uq_fit_ensemble
     case(
         "uq_fit_ensemble: empty table",
@@ -653,6 +716,18 @@ fn job_arguments() {
         (
             "uq_score_table: unknown option",
             "SELECT uq_score_table('answers', json_object('scorerz', json_array('luq')));",
+        ),
+        (
+            "uq_score_table: calibration.adapt unknown",
+            r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"calibration":{"entailment":{"method":"platt","a":4,"b":-2,"n":10,"positives":7},"adapt":"table"}}');"#,
+        ),
+        (
+            "uq_score_table: calibration.adapt, a model without a prior",
+            r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"calibration":{"entailment":{"method":"platt","a":4,"b":-2},"adapt":"job"}}');"#,
+        ),
+        (
+            "uq_score_table: calibration.adapt without a model",
+            r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"calibration":{"adapt":"job"}}');"#,
         ),
         (
             "uq_score_table: chunk_size -1",

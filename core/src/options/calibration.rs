@@ -1,6 +1,8 @@
 //! Calibration option: a fitted calibration model (`uq_fit_calibration`, [`crate::calibrate`])
 //! per scorer, applied to that scorer's unit scores after scoring. The calibrated scores sit
 //! beside the raw ones (`calibrated`), and UAD filters on them when its scorer has a model.
+//! In a job, `calibration.adapt` adapts the models to the job's answers ([`Adapt`],
+//! [`crate::calibrate::adapt`]); the job takes it out before these options are read.
 
 use serde_json::Value;
 
@@ -17,6 +19,38 @@ pub struct CalibrationOptions {
 
 const EXAMPLE: &str =
     "\"calibration\":{\"entailment\":{\"method\":\"platt\",\"a\":4.2,\"b\":-1.9}}";
+
+/// Option `calibration.adapt` of a job: which answers share one estimated base rate when the
+/// models are adapted to the job's scores (Saerens et al. 2002, [`crate::calibrate::adapt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Adapt {
+    /// `"job"`: one base rate for all the job's answers (a job scores one table: per table).
+    Job,
+    /// `"llm"`: one base rate per LLM that wrote the answers (`uq_answer.model`; answers uqlite
+    /// did not generate form one group).
+    Llm,
+}
+
+impl Adapt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Adapt::Job => "job",
+            Adapt::Llm => "llm",
+        }
+    }
+
+    /// Reads `"job"` or `"llm"`.
+    pub fn parse(v: &Value) -> Result<Adapt, String> {
+        match v.as_str().map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+            Some("job") => Ok(Adapt::Job),
+            Some("llm") => Ok(Adapt::Llm),
+            _ => Err(format!(
+                "option calibration.adapt must be \"job\" (one base rate for the job's answers) \
+                 or \"llm\" (one per LLM that wrote them), got {v}"
+            )),
+        }
+    }
+}
 
 impl CalibrationOptions {
     /// Reads option `key` when it is this concern's; `Ok(false)` for any other key.
@@ -36,6 +70,15 @@ impl CalibrationOptions {
                 "option calibration maps scorer names to models, but it holds a bare model (key \
                  \"method\"): name the scorer it was fitted on, e.g. {EXAMPLE}"
             ));
+        }
+        if o.contains_key("adapt") {
+            return Err(
+                "option calibration.adapt adapts the models to a job's answers \
+                 (uq_score_table, uqd score); here, adapt a model with \
+                 uq_adapt_calibration(score, model_json) over the new answers' raw scores and \
+                 pass the adapted model"
+                    .to_string(),
+            );
         }
         let mut models: Vec<(Scorer, Calibration)> = Vec::with_capacity(o.len());
         for (name, model) in o {

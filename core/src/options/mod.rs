@@ -21,7 +21,7 @@ mod uad;
 use serde_json::Value;
 
 pub use aggregate::AggregateOptions;
-pub use calibration::CalibrationOptions;
+pub use calibration::{Adapt, CalibrationOptions};
 pub use decompose::{check_sample_units, Coverage, DecomposeOptions, DEFAULT_COVERAGE_THRESHOLD};
 pub use generation::{GenerationOptions, DEFAULT_SAMPLING_TEMPERATURE, DEFAULT_TEMPERATURE};
 pub use json::type_name;

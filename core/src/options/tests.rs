@@ -608,6 +608,11 @@ fn calibration_holds_a_model_per_scorer() {
         json!({"scorers": ["shortform_cosine_sim"], "calibration": {"shortform_cosine_sim": platt}}),
         "has no unit scores to calibrate",
     );
+    // adapt belongs to jobs; elsewhere the error names the aggregate that adapts
+    bad(
+        json!({"calibration": {"entailment": platt, "adapt": "job"}}),
+        "option calibration.adapt adapts the models to a job's answers",
+    );
     // the UAD scorer may be calibrated without being among scorers
     assert!(parse_options(&json!({
         "uad_scorer": "noncontradiction",

@@ -7,6 +7,7 @@
 //! after a kill or a reboot resumes them at once; `job_status` (what `uq_wait` polls) resumes an
 //! unfinished job that no thread runs, too.
 
+pub mod adapt;
 pub mod cli;
 pub mod create;
 pub mod run;

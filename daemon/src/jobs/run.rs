@@ -172,12 +172,18 @@ pub fn run_job(
     if write::status(&conn, job_id)? == jobs::CANCELLED {
         return Ok(jobs::CANCELLED.into());
     }
-    let message = (progress.errors > 0).then(|| {
-        format!(
+    // The job's notes: failed rows, then calibration (adaptation, settings that differ).
+    let mut notes: Vec<String> = Vec::new();
+    if progress.errors > 0 {
+        notes.push(format!(
             "{} of {} rows failed: see SELECT * FROM uq_job_error WHERE job_id = {job_id}",
             progress.errors, progress.total
-        )
-    });
+        ));
+    }
+    notes.extend(super::adapt::finish_calibration(
+        &mut conn, engine, run_id, &spec,
+    )?);
+    let message = (!notes.is_empty()).then(|| notes.join("\n"));
     write::finish(&conn, job_id, jobs::DONE, message.as_deref())?;
     Ok(jobs::DONE.into())
 }

@@ -1,0 +1,128 @@
+//! A job's calibration, after its rows are scored: option `calibration.adapt` adapts each model
+//! to the job's answers (Saerens, Latinne & Decaestecker 2002, `uq_core::calibrate::adapt`) and
+//! rewrites the calibrated unit and response scores of the run with the adapted model; and every
+//! model fitted on another setting than the job's is named. Both go to the job's message (its
+//! notes), never silently.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{params, Connection};
+use uq_core::aggregate::aggregate;
+use uq_core::jobs::JobSpec;
+use uq_core::options::Adapt;
+
+use crate::engine::Engine;
+use crate::pipeline;
+
+/// One unit score of the run: (unit id, answer id, raw score or NaN).
+type UnitRow = (i64, i64, f64);
+
+/// Adapts the job's models when it asks (`spec.adapt`) and rewrites the run's calibrated scores;
+/// returns the job's calibration notes (adaptations, settings that differ).
+pub fn finish_calibration(
+    conn: &mut Connection,
+    engine: &Engine,
+    run_id: i64,
+    spec: &JobSpec,
+) -> Result<Vec<String>, String> {
+    let mut notes = pipeline::calibration_notes(
+        engine,
+        &spec.parsed,
+        &spec.scoring,
+        spec.parsed.scoring.num_samples,
+    );
+    let Some(adapt) = spec.adapt else {
+        return Ok(notes);
+    };
+    let sql_err = |what: &'static str| move |e: rusqlite::Error| format!("cannot {what}: {e}");
+    let tx = conn
+        .transaction()
+        .map_err(sql_err("begin the adaptation"))?;
+    for (scorer, model) in &spec.parsed.calibration.models {
+        // per group (the LLM that wrote the answer, or the whole job): the run's unit scores
+        let mut groups: BTreeMap<Option<String>, Vec<UnitRow>> = BTreeMap::new();
+        {
+            let mut st = tx
+                .prepare(
+                    "SELECT s.unit_id, a.answer_id, s.score, a.model FROM uq_unit_score s \
+                     JOIN uq_unit u ON u.unit_id = s.unit_id \
+                     JOIN uq_answer a ON a.answer_id = u.answer_id \
+                     WHERE a.run_id = ?1 AND s.scorer = ?2 ORDER BY a.answer_id, u.position",
+                )
+                .map_err(sql_err("read the unit scores"))?;
+            let rows = st
+                .query_map(params![run_id, scorer.name()], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, i64>(1)?,
+                        r.get::<_, Option<f64>>(2)?.unwrap_or(f64::NAN),
+                        r.get::<_, Option<String>>(3)?,
+                    ))
+                })
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(sql_err("read the unit scores"))?;
+            for (unit, answer, score, llm) in rows {
+                let key = match adapt {
+                    Adapt::Job => None,
+                    Adapt::Llm => llm,
+                };
+                groups.entry(key).or_default().push((unit, answer, score));
+            }
+        }
+        let what = format!("option calibration.{}", scorer.name());
+        for (llm, rows) in groups {
+            let group = match (adapt, &llm) {
+                (Adapt::Job, _) => "the job's answers".to_string(),
+                (Adapt::Llm, Some(m)) => format!("the answers of LLM {m:?}"),
+                (Adapt::Llm, None) => "the answers uqlite did not generate".to_string(),
+            };
+            let scores: Vec<f64> = rows.iter().map(|r| r.2).filter(|s| s.is_finite()).collect();
+            let adapted = match model.adapt(&scores, &what, "score") {
+                Ok(a) => a,
+                Err(e) => {
+                    notes.push(format!(
+                        "calibration.{} not adapted to {group} (its calibrated scores are the \
+                         unadapted model's): {e}",
+                        scorer.name()
+                    ));
+                    continue;
+                }
+            };
+            let Some(prior) = adapted.prior.clone() else {
+                continue; // adapt always sets it
+            };
+            notes.push(format!(
+                "calibration.{} adapted to {group} (adapt \"{}\"): base rate {:.3} → {:.3} \
+                 estimated from {} unit scores ({} EM iterations)",
+                scorer.name(),
+                adapt.as_str(),
+                prior.train,
+                prior.target,
+                scores.len(),
+                prior.iterations
+            ));
+            let mut per_answer: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+            for &(unit, answer, score) in &rows {
+                let p = adapted.apply(score);
+                tx.execute(
+                    "UPDATE uq_unit_score SET calibrated = ?3 WHERE unit_id = ?1 AND scorer = ?2",
+                    params![unit, scorer.name(), p.is_finite().then_some(p)],
+                )
+                .map_err(sql_err("write an adapted unit score"))?;
+                per_answer.entry(answer).or_default().push(p);
+            }
+            for (answer, values) in per_answer {
+                let v =
+                    aggregate(&values, spec.parsed.aggregate.aggregation).filter(|x| x.is_finite());
+                tx.execute(
+                    "UPDATE uq_response_score SET calibrated = ?3 WHERE answer_id = ?1 AND \
+                     scorer = ?2",
+                    params![answer, scorer.name(), v],
+                )
+                .map_err(sql_err("write an adapted response score"))?;
+            }
+        }
+    }
+    tx.commit().map_err(sql_err("commit the adaptation"))?;
+    Ok(notes)
+}
