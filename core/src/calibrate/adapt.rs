@@ -28,6 +28,7 @@ use serde_json::{json, Map, Value};
 
 use super::Calibration;
 use crate::options::type_name;
+use crate::score::premise::{Premise, DEFAULT_PREMISE};
 
 /// EM stops when the prior moves by less than this between two iterations.
 pub const TOLERANCE: f64 = 1e-6;
@@ -242,7 +243,8 @@ pub struct FittedOn {
     pub nli_model: Option<String>,
     /// The NLI model's precision ("int8", "fp32", "fp16", "original").
     pub precision: Option<String>,
-    /// Option `premise` as given (a JSON value; "whole" when the option is absent).
+    /// Option `premise`, written canonically (`Premise::to_json`; the default when the option
+    /// is absent).
     pub premise: Option<Value>,
     /// The number of samples each answer was compared with.
     pub num_samples: Option<usize>,
@@ -252,8 +254,11 @@ pub struct FittedOn {
 pub const FITTED_ON_KEYS: [&str; 5] =
     ["scorer", "nli_model", "precision", "premise", "num_samples"];
 
-/// Option `premise`'s value when it is absent.
-pub const DEFAULT_PREMISE: &str = "whole";
+/// Option `premise` written canonically, so that equal settings compare equal; a value that is
+/// no valid premise is kept as given (it can only differ).
+fn canonical_premise(v: &Value) -> Value {
+    Premise::parse(v).map_or_else(|_| v.clone(), Premise::to_json)
+}
 
 impl FittedOn {
     pub fn to_json(&self) -> Value {
@@ -329,13 +334,16 @@ impl FittedOn {
             scorer,
             nli_model: text("nli_model")?,
             precision: text("precision")?,
-            premise: o.get("premise").filter(|p| !p.is_null()).cloned(),
+            premise: o
+                .get("premise")
+                .filter(|p| !p.is_null())
+                .map(canonical_premise),
             num_samples,
         })
     }
 
     /// The setting of a score request: the scorer, the engine's NLI model and precision,
-    /// option `premise` from `options` (the scoring options as given; "whole" when absent) and
+    /// option `premise` from `options` (the scoring options as given; the default when absent) and
     /// the samples used (`None`: not known, not compared).
     pub fn of_request(
         scorer: &str,
@@ -352,8 +360,8 @@ impl FittedOn {
                 options
                     .get("premise")
                     .filter(|p| !p.is_null())
-                    .cloned()
-                    .unwrap_or_else(|| json!(DEFAULT_PREMISE)),
+                    .map(canonical_premise)
+                    .unwrap_or_else(|| DEFAULT_PREMISE.to_json()),
             ),
             num_samples,
         }

@@ -74,22 +74,28 @@ impl Premise {
                 }
                 let k = match o.get("top_k").map(|k| (k, k.as_u64())) {
                     Some((_, Some(k))) if (1..=MAX_TOP_K as u64).contains(&k) => k as usize,
-                    Some((k, _)) => return Err(format!(
+                    Some((k, _)) => {
+                        return Err(format!(
                         "option premise.top_k must be an integer from 1 to {MAX_TOP_K} (sentences \
                              kept per premise), e.g. {example}; got {k}"
-                    )),
-                    None => return Err(format!(
+                    ))
+                    }
+                    None => {
+                        return Err(format!(
                         "option premise needs top_k, the number of sentences kept, e.g. {example}"
-                    )),
+                    ))
+                    }
                 };
                 let rank = match o.get("rank") {
                     None | Some(Value::Null) => Rank::Lexical,
                     Some(Value::String(r)) if r == "lexical" => Rank::Lexical,
                     Some(Value::String(r)) if r == "embedding" => Rank::Embedding,
-                    Some(r) => return Err(format!(
+                    Some(r) => {
+                        return Err(format!(
                         "option premise.rank must be \"lexical\" (shared words) or \"embedding\" \
                              (sentence embeddings); got {r}"
-                    )),
+                    ))
+                    }
                 };
                 Ok(Premise::TopK { k, rank })
             }

@@ -239,7 +239,16 @@ fn prior_and_fitted_on_json_are_checked() {
         Some(5),
     );
     assert!(m.mismatches(&same).is_empty());
-    let other = FittedOn::of_request("entailment", "b", "fp32", &json!({}), Some(3));
+    // the default premise is top 3 lexical: the same setting as the model's
+    let default = FittedOn::of_request("entailment", "a", "int8", &json!({}), Some(5));
+    assert!(m.mismatches(&default).is_empty());
+    let other = FittedOn::of_request(
+        "entailment",
+        "b",
+        "fp32",
+        &json!({"premise": "whole"}),
+        Some(3),
+    );
     assert_eq!(
         m.mismatches(&other),
         vec![
