@@ -653,7 +653,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     config,
                 },
         } => {
-            let premises = bench::parse_premises(premise.as_deref())?;
+            let premises =
+                bench::parse_premises(premise.as_deref(), uq_core::scorers::Granularity::Sentence)?;
             // --precision (or UQ_PRECISION) may list several precisions: one run each.
             let list = config.precision.clone().or_else(|| {
                 std::env::var("UQ_PRECISION")
@@ -811,7 +812,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     config,
                 },
         } => {
-            let premises = bench::parse_premises(premise.as_deref())?;
+            let premises =
+                bench::parse_premises(premise.as_deref(), uq_core::scorers::Granularity::Claim)?;
             let (_, engine, llm) = bench_setup(config, samples)?;
             let args = bench::ClaimsArgs {
                 data: &data,

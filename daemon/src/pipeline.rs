@@ -39,12 +39,9 @@ pub fn score(
         opts: &opts,
     })?;
     let mut result = aggregate::respond(decomposed, scored, &opts);
-    result.notes.extend(calibration_notes(
-        engine,
-        &opts,
-        options,
-        Some(samples.len()),
-    ));
+    result
+        .notes
+        .extend(calibration_notes(engine, &opts, Some(samples.len())));
     Ok(result)
 }
 
@@ -54,7 +51,6 @@ pub fn score(
 pub fn calibration_notes(
     engine: &Engine,
     opts: &ScoreOptions,
-    options: &Value,
     num_samples: Option<usize>,
 ) -> Vec<String> {
     if opts.calibration.models.is_empty() {
@@ -69,7 +65,7 @@ pub fn calibration_notes(
                 s.name(),
                 &info.nli_model,
                 &info.precision,
-                options,
+                opts.premise(),
                 num_samples,
             );
             let diffs = c.mismatches(&now);

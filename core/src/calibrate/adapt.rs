@@ -28,7 +28,7 @@ use serde_json::{json, Map, Value};
 
 use super::Calibration;
 use crate::options::type_name;
-use crate::score::premise::{Premise, DEFAULT_PREMISE};
+use crate::score::premise::Premise;
 
 /// EM stops when the prior moves by less than this between two iterations.
 pub const TOLERANCE: f64 = 1e-6;
@@ -243,8 +243,7 @@ pub struct FittedOn {
     pub nli_model: Option<String>,
     /// The NLI model's precision ("int8", "fp32", "fp16", "original").
     pub precision: Option<String>,
-    /// Option `premise`, written canonically (`Premise::to_json`; the default when the option
-    /// is absent).
+    /// Option `premise` in force, written canonically (`Premise::to_json`).
     pub premise: Option<Value>,
     /// The number of samples each answer was compared with.
     pub num_samples: Option<usize>,
@@ -343,26 +342,20 @@ impl FittedOn {
     }
 
     /// The setting of a score request: the scorer, the engine's NLI model and precision,
-    /// option `premise` from `options` (the scoring options as given; the default when absent) and
-    /// the samples used (`None`: not known, not compared).
+    /// the premise setting in force (`ScoreOptions::premise`) and the samples used (`None`: not
+    /// known, not compared).
     pub fn of_request(
         scorer: &str,
         nli_model: &str,
         precision: &str,
-        options: &Value,
+        premise: Premise,
         num_samples: Option<usize>,
     ) -> FittedOn {
         FittedOn {
             scorer: Some(scorer.to_string()),
             nli_model: Some(nli_model.to_string()),
             precision: Some(precision.to_string()),
-            premise: Some(
-                options
-                    .get("premise")
-                    .filter(|p| !p.is_null())
-                    .map(canonical_premise)
-                    .unwrap_or_else(|| DEFAULT_PREMISE.to_json()),
-            ),
+            premise: Some(premise.to_json()),
             num_samples,
         }
     }

@@ -151,6 +151,14 @@ impl ScoreOptions {
             .check(&self.scoring.scorers, self.uad.uad_scorer)
     }
 
+    /// Option `premise`, else the default of the granularity
+    /// ([`crate::score::premise::default_premise`]).
+    pub fn premise(&self) -> crate::score::premise::Premise {
+        self.scoring
+            .premise
+            .unwrap_or_else(|| crate::score::premise::default_premise(self.decompose.granularity))
+    }
+
     /// UAD's scorer: `uad_scorer`, else the first of `scorers`.
     pub fn uad_scorer(&self) -> Scorer {
         self.uad

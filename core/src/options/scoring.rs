@@ -8,7 +8,7 @@ use super::json::{number_or_type, ranged, string_array, string_option, type_name
 use crate::ensemble::{combine, Weights};
 use crate::score::black_box::Clustering;
 use crate::score::graph::{DEFAULT_DAMPING, DEFAULT_EDGE_THRESHOLD};
-use crate::score::premise::{Premise, DEFAULT_PREMISE};
+use crate::score::premise::Premise;
 use crate::scorers::{self, Family, Scorer};
 
 /// Scorers used when `scorers` is not given.
@@ -48,8 +48,9 @@ pub struct ScoringOptions {
     /// 0.85).
     pub pagerank_damping: f64,
     /// Option `premise`, for the unit-response and graph scorers: the whole answer (the paper)
-    /// or its sentences most relevant to the unit ([`crate::score::premise`]).
-    pub premise: Premise,
+    /// or its sentences most relevant to the unit ([`crate::score::premise`]); `None`: the
+    /// granularity's default ([`super::ScoreOptions::premise`]).
+    pub premise: Option<Premise>,
     /// Option `num_questions`, for unit-QA: questions per unit (Q, default 1 as uqlm).
     pub num_questions: usize,
     /// Option `qa_samples`, for unit-QA: sampled answers per question (m_qa, default 5); the
@@ -123,7 +124,7 @@ impl Default for ScoringOptions {
             claim_union: None,
             graph_threshold: DEFAULT_EDGE_THRESHOLD,
             pagerank_damping: DEFAULT_DAMPING,
-            premise: DEFAULT_PREMISE,
+            premise: None,
             num_questions: DEFAULT_NUM_QUESTIONS,
             qa_samples: DEFAULT_QA_SAMPLES,
             semantic_clustering: Clustering::Uqlm,
@@ -168,7 +169,7 @@ impl ScoringOptions {
                 self.pagerank_damping =
                     ranged(key, val, "0.85", |x| (0.0..=1.0).contains(&x), "0..=1")?
             }
-            "premise" => self.premise = Premise::parse(val)?,
+            "premise" => self.premise = Some(Premise::parse(val)?),
             "num_questions" => self.num_questions = bounded_count(key, val, "1")?,
             "qa_samples" => self.qa_samples = bounded_count(key, val, "5")?,
             "semantic_clustering" => {

@@ -173,7 +173,7 @@ fn score_file(
         &jobs(&records, args.samples, None),
         &RunConfig {
             clients: args.clients,
-            premise: uq_core::score::premise::DEFAULT_PREMISE,
+            premise: uq_core::score::premise::default_premise(uq_core::scorers::Granularity::Claim),
             raw_pairs: 0,
         },
         scorers,

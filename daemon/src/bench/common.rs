@@ -69,10 +69,10 @@ pub struct RunConfig {
 pub const DEFAULT_RAW_PAIRS: usize = 1000;
 
 /// The premise settings of `--premise` (comma-separated labels: whole, top3,
-/// top2_embedding, …); `None`: the default.
-pub fn parse_premises(list: Option<&str>) -> Result<Vec<Premise>, String> {
+/// top2_embedding, …); `None`: the default at granularity `g`.
+pub fn parse_premises(list: Option<&str>, g: Granularity) -> Result<Vec<Premise>, String> {
     let Some(list) = list else {
-        return Ok(vec![uq_core::score::premise::DEFAULT_PREMISE]);
+        return Ok(vec![uq_core::score::premise::default_premise(g)]);
     };
     let out: Vec<Premise> = list
         .split(',')

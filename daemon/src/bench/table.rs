@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use uq_core::decompose::split_sentences;
-use uq_core::score::premise::{Premise, DEFAULT_PREMISE};
+use uq_core::score::premise::{default_premise, Premise};
 use uq_core::scorers::Granularity;
 
 use super::common::{load_jsonl, peak_rss_mb, raw_ceiling, round, Job};
@@ -76,7 +76,10 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
     options.insert("concurrency".into(), json!(concurrency));
     let premise = match options.get("premise") {
         Some(p) => Premise::parse(p).map_err(|e| format!("--options: {e}"))?,
-        None => DEFAULT_PREMISE,
+        None => default_premise(match options.get("granularity").and_then(|g| g.as_str()) {
+            Some(g) => Granularity::parse(g).map_err(|e| format!("--options: {e}"))?,
+            None => Granularity::Sentence,
+        }),
     };
     let (tokens0, pad0) = (engine.nli_tokens_computed(), engine.nli_pad_stats());
     let mut run = |label: &str| -> Result<(f64, u64, String), String> {

@@ -25,18 +25,17 @@ pub fn finish_calibration(
     run_id: i64,
     spec: &JobSpec,
 ) -> Result<Vec<String>, String> {
-    let mut notes = pipeline::calibration_notes(
-        engine,
-        &spec.parsed,
-        &spec.scoring,
-        spec.parsed.scoring.num_samples,
-    );
+    let mut notes =
+        pipeline::calibration_notes(engine, &spec.parsed, spec.parsed.scoring.num_samples);
     let Some(adapt) = spec.adapt else {
         return Ok(notes);
     };
     let sql_err = |what: &'static str| move |e: rusqlite::Error| format!("cannot {what}: {e}");
+    // IMMEDIATE: the write lock is taken (waiting out the busy timeout) before the reads, so a
+    // job committing a chunk meanwhile cannot make the first write fail with "database is
+    // locked" (a deferred read transaction is not upgraded while another writer has committed).
     let tx = conn
-        .transaction()
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(sql_err("begin the adaptation"))?;
     for (scorer, model) in &spec.parsed.calibration.models {
         // per group (the LLM that wrote the answer, or the whole job): the run's unit scores

@@ -70,7 +70,7 @@ fn evidence(cx: &Context) -> Result<(Vec<Vec<f64>>, Vec<usize>), String> {
         .filter(|r| !r.trim().is_empty())
         .chain(cx.samples.iter().map(String::as_str))
         .collect();
-    let premises = premises(cx.engine, opts.scoring.premise, &answers, &claims)?;
+    let premises = premises(cx.engine, opts.premise(), &answers, &claims)?;
     let pairs: Vec<(String, String)> = claims
         .iter()
         .zip(premises)

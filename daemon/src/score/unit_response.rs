@@ -12,7 +12,7 @@ use super::{reshape, Context};
 /// One score per unit for each of `scorers` (all of family unit-response).
 pub fn score(cx: &Context, scorers: &[Scorer]) -> Result<Vec<Vec<f64>>, String> {
     let samples: Vec<&str> = cx.samples.iter().map(String::as_str).collect();
-    let premises = premises(cx.engine, cx.opts.scoring.premise, &samples, cx.units)?;
+    let premises = premises(cx.engine, cx.opts.premise(), &samples, cx.units)?;
     let pairs: Vec<(String, String)> = cx
         .units
         .iter()

@@ -235,20 +235,11 @@ fn prior_and_fitted_on_json_are_checked() {
         "entailment",
         "a",
         "int8",
-        &json!({"premise": {"rank": "lexical", "top_k": 3}}),
+        Premise::parse(&json!({"rank": "lexical", "top_k": 3})).unwrap(),
         Some(5),
     );
     assert!(m.mismatches(&same).is_empty());
-    // the default premise is top 3 lexical: the same setting as the model's
-    let default = FittedOn::of_request("entailment", "a", "int8", &json!({}), Some(5));
-    assert!(m.mismatches(&default).is_empty());
-    let other = FittedOn::of_request(
-        "entailment",
-        "b",
-        "fp32",
-        &json!({"premise": "whole"}),
-        Some(3),
-    );
+    let other = FittedOn::of_request("entailment", "b", "fp32", Premise::Whole, Some(3));
     assert_eq!(
         m.mismatches(&other),
         vec![

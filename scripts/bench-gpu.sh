@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The GPU figures in one run (docs/reference.md, GPU): on whatever device `--device auto` picks
+# (UQ_DEVICE=cpu gives a dry run on the CPU), with the device's default clients, batch and rows in
+# flight:
+#   1. MiniLM (dist/models/nli) through the whole path and raw, whole samples and the default
+#      premise selection: comparisons/s, path / raw, the batch used, pad_ratio;
+#   2. the deberta-large-shaped throughput model (scripts/make_throughput_model.py, random
+#      weights; made once into $TM when a python3 with torch and transformers is at $TORCH_PY),
+#      whole and default premise;
+#   3. a `bench table` job over the same passages.
+# Then one table of the figures. Needs `make setup`.
+#   scripts/bench-gpu.sh [PASSAGES] [SAMPLES]    (defaults 60 and 20; a dry run: 2 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LIMIT=${1:-60}
+SAMPLES=${2:-20}
+DATA=../shared/data/selfcheck_wikibio_dev.jsonl
+TM=${TM:-.cache/throughput-model}
+TORCH_PY=${TORCH_PY:-$(command -v python3)}
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+SCORERS=entailment,noncontradiction,contrasted_entailment
+
+dist/uqd bench selfcheck --data "$DATA" --samples "$SAMPLES" --limit "$LIMIT" --scorers "$SCORERS" \
+  --premise whole,top3 --raw-pairs 2000 > "$OUT/minilm.jsonl"
+if [ ! -f "$TM/model.onnx" ] && "$TORCH_PY" -c 'import torch, transformers' 2>/dev/null; then
+  "$TORCH_PY" scripts/make_throughput_model.py "$TM" >&2
+  dist/uqd models optimize "$TM" --out "$TM" --python "$TORCH_PY" >&2 || true
+fi
+if [ -f "$TM/model.onnx" ]; then
+  dist/uqd bench selfcheck --data "$DATA" --samples "$SAMPLES" --limit "$LIMIT" --scorers "$SCORERS" \
+    --premise whole,top3 --raw-pairs 1000 --nli-model "$TM" > "$OUT/large.jsonl"
+else
+  echo "bench-gpu: no throughput model at $TM (needs torch and transformers at TORCH_PY): skipped" >&2
+  : > "$OUT/large.jsonl"
+fi
+dist/uqd bench table --data "$DATA" --samples "$SAMPLES" --limit "$LIMIT" > "$OUT/table.jsonl"
+cat "$OUT"/*.jsonl | grep -E '"summary":true|"bench":"table"'
+python3 - "$OUT" <<'PY'
+import json, sys, os
+out = sys.argv[1]
+print(f"{'run':<24} {'device':<6} {'precision':<9} {'pairs/s':>8} {'raw':>8} {'path/raw':>8} "
+      f"{'batch':>5} {'clients':>7} {'pad':>6} {'tokens':>7}")
+for name in ("minilm", "large", "table"):
+    for line in open(os.path.join(out, name + ".jsonl")):
+        d = json.loads(line)
+        if not (d.get("summary") or d.get("bench") == "table"):
+            continue
+        run = f"{name} {d.get('premise', '')}"
+        fmt = lambda k, f="{:>8.1f}": f.format(d[k]) if d.get(k) is not None else f"{'-':>8}"
+        print(f"{run:<24} {d.get('device', ''):<6} {str(d.get('precision', '')):<9} "
+              f"{fmt('nli_pairs_per_s')} {fmt('raw_nli_pairs_per_s')} {fmt('path_vs_raw', '{:>8.2f}')} "
+              f"{d.get('max_batch', '-'):>5} {d.get('clients', d.get('concurrency', '-')):>7} "
+              f"{fmt('pad_ratio', '{:>6.3f}')} {fmt('tokens_per_comparison', '{:>7.1f}')}")
+PY
