@@ -46,6 +46,17 @@ pub fn objectivity_user(claim: &str) -> String {
     fill(OBJECTIVITY_USER, &[("claim", claim)])
 }
 
+/// NLI-judge prompt (uqlite's own wording; docs/reference.md "NLI judge" cites SelfCheckGPT's
+/// and uqlm's): does `premise` entail `hypothesis`? `ternary`: answer entailment / neutral /
+/// contradiction ([`NLI_TERNARY`]), else yes / no ([`NLI_BINARY`]). Send with [`NLI_SYSTEM`];
+/// parse with [`crate::parse::nli_label`].
+pub fn nli_judge(premise: &str, hypothesis: &str, ternary: bool) -> String {
+    fill(
+        if ternary { NLI_TERNARY } else { NLI_BINARY },
+        &[("premise", premise), ("hypothesis", hypothesis)],
+    )
+}
+
 /// Claim decomposition prompt for `response`; parse with [`crate::parse::claims`].
 pub fn claim_decomposition(response: &str) -> String {
     fill(CLAIM_DECOMPOSITION, &[("response", response)])
@@ -320,6 +331,28 @@ Now your answer is:"####;
 pub const UNIT_QA_ANSWER_PREFIX: &str = r####"We are working on an answer to this question: "{original_question}."
 
 "####;
+
+/// System message of the NLI judge (uqlite's own).
+pub const NLI_SYSTEM: &str =
+    "You check whether a text supports a statement. You reply with one word only.";
+
+/// The NLI judge's yes/no prompt (uqlite's own; the answer word comes first in the reply, so its
+/// token log-probability is the judge's probability).
+pub const NLI_BINARY: &str = r####"Text: {premise}
+
+Statement: {hypothesis}
+
+If the text above is true, must the statement be true as well? Reply with one word: yes or no."####;
+
+/// The NLI judge's three-way prompt (uqlite's own).
+pub const NLI_TERNARY: &str = r####"Text: {premise}
+
+Statement: {hypothesis}
+
+How does the statement relate to the text above? Reply with one word:
+entailment (the text shows that the statement is true),
+contradiction (the text shows that the statement is false), or
+neutral (the text does neither)."####;
 
 #[cfg(test)]
 mod tests {
