@@ -238,9 +238,11 @@ impl Options {
 
     /// Whether a `score` request with these options makes the daemon call an LLM (claims are
     /// decomposed by an LLM; verbalized confidence asks a judge; unit-QA scorers ask questions
-    /// and answers; graph scorers merge claims): its reply may take long.
+    /// and answers; graph scorers merge claims; `nli_llm` judges NLI pairs): its reply may take
+    /// long.
     pub fn score_uses_llm(&self) -> bool {
-        self.parsed.decompose.granularity == Granularity::Claim
+        self.parsed.llm.nli_judge().is_some()
+            || self.parsed.decompose.granularity == Granularity::Claim
             || self
                 .parsed
                 .scoring

@@ -136,7 +136,7 @@ pub fn decide(
         refined_response = llm.block_on(rebuilder.text(&req))?.trim().to_string();
         if opts.uad.verify {
             let v = verify(
-                engine,
+                &crate::score::judge::Nli::new(engine, llm, opts)?,
                 &kept_claims,
                 &refined_response,
                 opts.uad.verify_threshold,
