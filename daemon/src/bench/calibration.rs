@@ -175,6 +175,9 @@ fn score_file(
             clients: args.clients,
             premise: uq_core::score::premise::DEFAULT_PREMISE,
             raw_pairs: 0,
+            judge: None,
+            meter: None,
+            tally: None,
         },
         scorers,
     )?;

@@ -91,6 +91,8 @@ pub struct ClaimsArgs<'a> {
     pub premises: Vec<uq_core::score::premise::Premise>,
     /// Pairs of the raw-model measurement (0: skipped).
     pub raw_pairs: usize,
+    /// The LLM that judges NLI pairs (`--nli-llm`, `--nli-prompt`); `None`: the NLI model.
+    pub judge: Option<super::common::Judge>,
     /// Matched-claim scorers run only when given.
     pub sample_units: Option<SampleUnits>,
     /// Print the UAD accuracy lines.
@@ -128,6 +130,9 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
             clients: args.clients,
             premise,
             raw_pairs: args.raw_pairs,
+            judge: args.judge.as_ref(),
+            meter: None,
+            tally: None,
         };
         let mut measured = measure(engine, llm, &jobs, &run, &scorers)?;
         let mut lines = Vec::new();

@@ -36,6 +36,8 @@ pub struct SelfcheckArgs<'a> {
     pub premises: Vec<uq_core::score::premise::Premise>,
     /// Pairs of the raw-model measurement (0: skipped).
     pub raw_pairs: usize,
+    /// The LLM that judges NLI pairs (`--nli-llm`, `--nli-prompt`); `None`: the NLI model.
+    pub judge: Option<super::common::Judge>,
     /// Only these scorers (comma-separated names; `None`: all the benchmark runs).
     pub scorers: Option<&'a str>,
 }
@@ -93,6 +95,9 @@ pub fn selfcheck(
             clients: args.clients,
             premise,
             raw_pairs: args.raw_pairs,
+            judge: args.judge.as_ref(),
+            meter: None,
+            tally: None,
         };
         let mut measured = measure(engine, llm, &jobs, &run, &model_scorers)?;
         let mut run_lines = Vec::new();
