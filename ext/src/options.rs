@@ -284,10 +284,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn role_options_are_the_seven_llm_options() {
+    fn role_options_are_the_eight_llm_options() {
         let names: Vec<&str> = role_options().collect();
-        assert_eq!(names.len(), 7);
+        assert_eq!(names.len(), 8);
         assert!(names.contains(&"llm") && names.contains(&"judge_llm"));
+        // The NLI judge may be a registered LLM too.
+        assert!(names.contains(&"nli_llm"));
     }
 
     #[test]
