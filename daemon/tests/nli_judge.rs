@@ -105,7 +105,7 @@ fn ternary_probabilities_from_logprobs_unparsed_pairs_null_and_cached() {
     );
     let notes = r["notes"].to_string();
     assert!(
-        notes.contains("judged 6 NLI pairs: 4 with probabilities from the answer word's log-probability, 0 as 1/0 from the parsed label, 2 unparsed after 2 retries"),
+        notes.contains("judged 6 NLI pairs: 4 with probabilities from the answer word's log-probability, 0 as 1/0 from the parsed label, 2 unparsed after up to 2 retries"),
         "{notes}"
     );
     // The completion cache answers a rerun: no new call, same scores.

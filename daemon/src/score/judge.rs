@@ -21,7 +21,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 
 use futures_util::future::join_all;
-use uq_core::options::{LlmRole, NliPrompt, ScoreOptions};
+use uq_core::options::{LlmBackendKind, LlmRole, NliPrompt, ScoreOptions};
 use uq_core::protocol::NliProbs;
 use uq_llm::parse::{nli_label, NliLabel};
 use uq_llm::{prompts, ChatRequest};
@@ -66,7 +66,8 @@ impl Tally {
             );
             if self.unparsed > 0 {
                 n.push_str(&format!(
-                    ", {} unparsed after {RETRIES} retries (NULL, left out of their units' scores)",
+                    ", {} unparsed after up to {RETRIES} retries (none for the local model \
+                     decoding greedily; NULL, left out of their units' scores)",
                     self.unparsed
                 ));
             }
@@ -215,15 +216,19 @@ enum Source {
 }
 
 impl Judge<'_> {
+    /// The chat prompt; for the local model a raw few-shot completion prompt ending in
+    /// "Answer:" ([`prompts::nli_judge_local`]), which a small chat model answers with the label
+    /// first, cut at the line's end.
     fn request(&self, premise: &str, hypothesis: &str) -> ChatRequest {
-        ChatRequest::new(prompts::nli_judge(
-            premise,
-            hypothesis,
-            self.style == NliPrompt::Ternary,
-        ))
-        .with_system(prompts::NLI_SYSTEM)
-        .with_temperature(self.role.role_temperature())
-        .with_max_tokens(self.role.max_tokens().min(MAX_TOKENS))
+        let ternary = self.style == NliPrompt::Ternary;
+        let req = if self.role.kind() == LlmBackendKind::Local {
+            ChatRequest::raw(prompts::nli_judge_local(premise, hypothesis, ternary)).with_stop("\n")
+        } else {
+            ChatRequest::new(prompts::nli_judge(premise, hypothesis, ternary))
+                .with_system(prompts::NLI_SYSTEM)
+        };
+        req.with_temperature(self.role.role_temperature())
+            .with_max_tokens(self.role.max_tokens().min(MAX_TOKENS))
     }
 
     async fn pair(&self, premise: &str, hypothesis: &str) -> Result<(NliProbs, Source), String> {
