@@ -189,7 +189,7 @@ pub fn run_job(
     }
     if unparsed_pairs > 0 {
         notes.push(format!(
-            "nli_llm: {unparsed_pairs} NLI pairs in {unparsed_rows} rows could not be read after {} retries \
+            "nli_llm: {unparsed_pairs} NLI pairs in {unparsed_rows} rows could not be read after up to {} retries \
              (NULL, left out of their units' scores): see uq_debug() on one of these answers, or \
              try another nli_llm or \"nli_prompt\"",
             judge::RETRIES
