@@ -372,8 +372,8 @@ fn llama_cpp_server_as_nli_judge() {
         text.trim_start().to_lowercase().starts_with("no"),
         "SmolLM2's reply no longer starts with the label: {reply}"
     );
-    let lps: Vec<f64> = serde_json::from_str(reply[1].as_str().expect("logprobs stored"))
-        .expect("logprobs JSON");
+    let lps: Vec<f64> =
+        serde_json::from_str(reply[1].as_str().expect("logprobs stored")).expect("logprobs JSON");
     let p_no = lps[0].exp();
     let score = first["score"].as_f64().unwrap_or_else(|| panic!("{first}"));
     assert!(
@@ -383,14 +383,20 @@ fn llama_cpp_server_as_nli_judge() {
     );
     let notes = first["notes"].as_str().unwrap_or("");
     assert!(
-        notes.contains("judged 1 NLI pairs: 1 with probabilities from the answer word's log-probability"),
+        notes.contains(
+            "judged 1 NLI pairs: 1 with probabilities from the answer word's log-probability"
+        ),
         "{notes}"
     );
 
     // The rerun: the same score, from the completion cache.
     let again: Value = serde_json::from_str(&sb.sqlite_ok(&sql)).expect("json");
     assert_eq!(again["score"], first["score"], "{again}");
-    assert_eq!(server.completions_served(), served, "the rerun called the server");
+    assert_eq!(
+        server.completions_served(),
+        served,
+        "the rerun called the server"
+    );
 
     // A job with the judge, through /usr/bin/sqlite3 and the extension; then the same rows in a
     // second table: every pair is in the cache.
@@ -426,10 +432,16 @@ fn llama_cpp_server_as_nli_judge() {
     // Every pair parsed (row 2's reply names "true" after its first word: 1/0), so the message
     // has no unparsed-pairs note.
     assert!(!message.contains("nli_llm:"), "{job:?}");
-    assert_eq!(job[1]["llm_calls"], 1, "row 1's pair is cached, row 2's is one call: {job:?}");
+    assert_eq!(
+        job[1]["llm_calls"], 1,
+        "row 1's pair is cached, row 2's is one call: {job:?}"
+    );
     let scores = &job[1]["scores"];
     assert_eq!(scores.as_array().map(Vec::len), Some(2), "{job:?}");
-    assert_eq!(scores[0], first["score"], "the job scores row 1 as the SQL call: {job:?}");
+    assert_eq!(
+        scores[0], first["score"],
+        "the job scores row 1 as the SQL call: {job:?}"
+    );
     let served = server.completions_served();
     let rerun = run("answers_again");
     assert_eq!(rerun[0]["status"], "done", "{rerun:?}");

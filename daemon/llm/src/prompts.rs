@@ -415,7 +415,10 @@ mod tests {
     #[test]
     fn local_nli_judge_prompts_end_in_answer() {
         let b = nli_judge_local("A  b.\nC d.", "E f.", false);
-        assert!(b.ends_with("Context: A b. C d.\nStatement: E f.\nAnswer:"), "{b}");
+        assert!(
+            b.ends_with("Context: A b. C d.\nStatement: E f.\nAnswer:"),
+            "{b}"
+        );
         assert!(b.contains("Answer yes or no."));
         let t = nli_judge_local("A b.", "E f.", true);
         assert!(t.contains("Answer: neutral") && t.ends_with("Statement: E f.\nAnswer:"));
