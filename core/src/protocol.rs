@@ -299,6 +299,10 @@ pub struct UadResult {
     /// Sentences of the reconstruction removed by the check.
     #[serde(default)]
     pub removed_sentences: Vec<String>,
+    /// What the NLI judge (option `nli_llm`) did while scoring and verifying, with the pairs it
+    /// could not read (the extension keeps them for `uq_debug()`, as a score reply's notes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Result of a `ping` request.
@@ -470,10 +474,18 @@ mod tests {
             refined_response: "r".into(),
             verified: true,
             removed_sentences: vec!["Invented.".into()],
+            notes: vec![],
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["pre_confidence"], Value::Null);
+        assert!(v.get("notes").is_none(), "empty notes are not sent");
         assert_eq!(serde_json::from_value::<UadResult>(v).unwrap(), r);
+        let with = UadResult {
+            notes: vec!["nli_llm (x) judged 1 NLI pairs".into()],
+            ..r
+        };
+        let v = serde_json::to_value(&with).unwrap();
+        assert_eq!(serde_json::from_value::<UadResult>(v).unwrap(), with);
     }
 
     #[test]

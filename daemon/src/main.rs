@@ -210,6 +210,13 @@ enum BenchCommand {
         /// NLI pairs the raw-model ceiling is measured on (0: skip it).
         #[arg(long, default_value_t = bench::DEFAULT_RAW_PAIRS)]
         raw_pairs: usize,
+        /// An LLM that judges the NLI pairs instead of the NLI model: an LLM config object
+        /// (JSON), e.g. '{"backend":"local"}' (option nli_llm). Prints its calls and tokens.
+        #[arg(long)]
+        nli_llm: Option<String>,
+        /// The judge's prompt: binary (yes/no) or ternary (default; option nli_prompt).
+        #[arg(long)]
+        nli_prompt: Option<String>,
         #[command(flatten)]
         config: ConfigArgs,
     },
@@ -245,6 +252,13 @@ enum BenchCommand {
         /// Only these scorers (comma-separated names; default: every scorer the benchmark runs).
         #[arg(long)]
         scorers: Option<String>,
+        /// An LLM that judges the NLI pairs instead of the NLI model: an LLM config object
+        /// (JSON), e.g. '{"backend":"local"}' (option nli_llm). Prints its calls and tokens.
+        #[arg(long)]
+        nli_llm: Option<String>,
+        /// The judge's prompt: binary (yes/no) or ternary (default; option nli_prompt).
+        #[arg(long)]
+        nli_prompt: Option<String>,
         #[command(flatten)]
         config: ConfigArgs,
     },
@@ -650,11 +664,14 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     scorers,
                     premise,
                     raw_pairs,
+                    nli_llm,
+                    nli_prompt,
                     config,
                 },
         } => {
             let premises =
                 bench::parse_premises(premise.as_deref(), uq_core::scorers::Granularity::Sentence)?;
+            let judge = bench::Judge::from_flags(nli_llm.as_deref(), nli_prompt.as_deref())?;
             // --precision (or UQ_PRECISION) may list several precisions: one run each.
             let list = config.precision.clone().or_else(|| {
                 std::env::var("UQ_PRECISION")
@@ -690,6 +707,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     scorers: scorers.as_deref(),
                     premises: premises.clone(),
                     raw_pairs,
+                    judge: judge.clone(),
                 };
                 runs.push(bench::selfcheck(&engine, &llm, &args)?);
             }
@@ -809,11 +827,14 @@ fn run(command: Command) -> Result<ExitCode, String> {
                     uad,
                     sample_units,
                     scorers,
+                    nli_llm,
+                    nli_prompt,
                     config,
                 },
         } => {
             let premises =
                 bench::parse_premises(premise.as_deref(), uq_core::scorers::Granularity::Claim)?;
+            let judge = bench::Judge::from_flags(nli_llm.as_deref(), nli_prompt.as_deref())?;
             let (_, engine, llm) = bench_setup(config, samples)?;
             let args = bench::ClaimsArgs {
                 data: &data,
@@ -825,6 +846,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 sample_units: sample_units.map(|_| bench::SampleUnits::Sentences),
                 uad,
                 scorers: scorers.as_deref(),
+                judge,
             };
             bench::claims(&engine, &llm, &args)?;
             Ok(ExitCode::SUCCESS)

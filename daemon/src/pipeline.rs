@@ -11,7 +11,7 @@ use crate::aggregate;
 use crate::decompose::{decompose, Decomposed};
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
-use crate::score::{self, Context, Scored};
+use crate::score::{self, judge, Context, Scored};
 
 /// Scores `response` against `samples` as `options` asks (docs/reference.md, options).
 pub fn score(
@@ -23,21 +23,31 @@ pub fn score(
 ) -> Result<ScoreResult, String> {
     let opts = parse_options(options)?;
     let samples = check_inputs(response, samples, &opts)?;
-    // Short-form scorers compare whole answers: no decomposition unless a unit scorer needs it.
-    let decomposed = if opts.scoring.needs_units() {
-        decompose(engine, llm, response, &samples, &opts)?
-    } else {
-        Decomposed::default()
-    };
-    let scored: Scored = score::score(&Context {
-        engine,
-        llm,
-        response,
-        units: &decomposed.units,
-        samples: &samples,
-        sample_units: decomposed.sample_units.as_deref(),
-        opts: &opts,
-    })?;
+    // What the NLI judge (option nli_llm) did is a note: how its probabilities were read, and
+    // the pairs it could not read (never a silent 0).
+    let (stages, tally) = judge::tallied(|| -> Result<(Decomposed, Scored), String> {
+        // Short-form scorers compare whole answers: no decomposition unless a unit scorer needs it.
+        let decomposed = if opts.scoring.needs_units() {
+            decompose(engine, llm, response, &samples, &opts)?
+        } else {
+            Decomposed::default()
+        };
+        let scored: Scored = score::score(&Context {
+            engine,
+            llm,
+            response,
+            units: &decomposed.units,
+            samples: &samples,
+            sample_units: decomposed.sample_units.as_deref(),
+            opts: &opts,
+        })?;
+        Ok((decomposed, scored))
+    });
+    let (decomposed, mut scored) = stages?;
+    if let Some((cfg, _)) = opts.llm.nli_judge() {
+        let label = llm.role_llm(cfg, uq_core::options::LlmRole::Nli)?;
+        scored.notes.extend(tally.note(label.label()));
+    }
     let mut result = aggregate::respond(decomposed, scored, &opts);
     result
         .notes

@@ -374,6 +374,12 @@ impl LlmService {
         Ok(RoleLlm { role, llm })
     }
 
+    /// The LLM of `cfg` in `role` (a config the caller adjusted, e.g. the NLI judge's).
+    pub fn role_llm(&self, cfg: &LlmConfig, role: LlmRole) -> Result<RoleLlm, String> {
+        let llm = self.build(cfg, role)?;
+        Ok(RoleLlm { role, llm })
+    }
+
     /// The memoised LLM of `cfg`; errors name `role` (and the LLM, when it is one of its own).
     fn build(&self, cfg: &LlmConfig, role: LlmRole) -> Result<Arc<Llm>, String> {
         let key = cfg.memo_key();

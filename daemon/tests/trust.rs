@@ -16,6 +16,7 @@ use uqd::aggregate::verify::verify;
 use uqd::decompose::coverage::coverage;
 use uqd::engine::Engine;
 use uqd::role_llms::LlmService;
+use uqd::score::judge::Nli;
 use uqd::server::Server;
 
 /// The test engine with the v2 NLI model from `../shared/models`.
@@ -47,19 +48,25 @@ fn verification_removes_what_the_kept_claims_do_not_state() {
     let kept = strings(&KEPT);
     let supported = "Marie Curie was a physicist who won the Nobel Prize in Physics in 1903.";
     // One supported sentence and one invented: the invented one goes.
-    let v = verify(&V2, &kept, &format!("{supported} {INVENTED}"), 0.5).unwrap();
+    let v = verify(
+        &Nli::model(&V2),
+        &kept,
+        &format!("{supported} {INVENTED}"),
+        0.5,
+    )
+    .unwrap();
     assert_eq!(v.text, supported);
     assert_eq!(v.removed, vec![INVENTED.to_string()]);
     // Everything supported: the reply stays as written.
     let reply = format!("{}\n{}", KEPT[0], KEPT[1]);
-    let v = verify(&V2, &kept, &reply, 0.5).unwrap();
+    let v = verify(&Nli::model(&V2), &kept, &reply, 0.5).unwrap();
     assert_eq!((v.text.as_str(), v.removed.len()), (reply.as_str(), 0));
     // Nothing supported: the kept claims joined in order.
-    let v = verify(&V2, &kept, INVENTED, 0.5).unwrap();
+    let v = verify(&Nli::model(&V2), &kept, INVENTED, 0.5).unwrap();
     assert_eq!(v.text, KEPT.join(" "));
     assert_eq!(v.removed, vec![INVENTED.to_string()]);
     // The threshold is a p_e: at 1 nothing passes.
-    let v = verify(&V2, &kept, supported, 1.0).unwrap();
+    let v = verify(&Nli::model(&V2), &kept, supported, 1.0).unwrap();
     assert_eq!(v.text, KEPT.join(" "));
 }
 
@@ -70,7 +77,7 @@ fn coverage_finds_the_sentence_whose_detail_the_claims_dropped() {
         "Marie Curie was a physicist.",
         "Marie Curie was born in 1867.",
     ]);
-    let c = coverage(&V2, response, &claims, 0.5).unwrap();
+    let c = coverage(&Nli::model(&V2), response, &claims, 0.5).unwrap();
     let covered: Vec<(usize, &str, bool)> = c
         .iter()
         .map(|s| (s.idx, s.sentence.as_str(), s.covered))
@@ -84,7 +91,7 @@ fn coverage_finds_the_sentence_whose_detail_the_claims_dropped() {
     );
     assert!(c[0].entailment >= 0.5 && c[1].entailment < 0.5, "{c:?}");
     // Without claims nothing is covered.
-    let none = coverage(&V2, response, &[], 0.5).unwrap();
+    let none = coverage(&Nli::model(&V2), response, &[], 0.5).unwrap();
     assert!(none.iter().all(|s| !s.covered && s.entailment == 0.0));
 }
 

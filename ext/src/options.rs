@@ -238,9 +238,11 @@ impl Options {
 
     /// Whether a `score` request with these options makes the daemon call an LLM (claims are
     /// decomposed by an LLM; verbalized confidence asks a judge; unit-QA scorers ask questions
-    /// and answers; graph scorers merge claims): its reply may take long.
+    /// and answers; graph scorers merge claims; `nli_llm` judges NLI pairs): its reply may take
+    /// long.
     pub fn score_uses_llm(&self) -> bool {
-        self.parsed.decompose.granularity == Granularity::Claim
+        self.parsed.llm.nli_judge().is_some()
+            || self.parsed.decompose.granularity == Granularity::Claim
             || self
                 .parsed
                 .scoring
@@ -282,10 +284,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn role_options_are_the_seven_llm_options() {
+    fn role_options_are_the_eight_llm_options() {
         let names: Vec<&str> = role_options().collect();
-        assert_eq!(names.len(), 7);
+        assert_eq!(names.len(), 8);
         assert!(names.contains(&"llm") && names.contains(&"judge_llm"));
+        // The NLI judge may be a registered LLM too.
+        assert!(names.contains(&"nli_llm"));
     }
 
     #[test]

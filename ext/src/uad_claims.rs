@@ -93,17 +93,20 @@ fn uad_filter(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
     Ok(uad(client, F, a).map_err(sql_err)?.refined_response)
 }
 
-/// The daemon's `uad` op on the answer in `a`; what verification removed becomes the notes of
-/// `uq_debug()`.
+/// The daemon's `uad` op on the answer in `a`; the reply's notes (the NLI judge's, with its
+/// unparsed pairs) and what verification removed become the notes of `uq_debug()`.
 fn uad(client: &Client, func: &str, a: AnswerArgs) -> Result<UadResult, String> {
     let o = a.options;
     let r = client
         .uad(a.response, a.samples, o.map)
         .map_err(|e| o.used.error(func, e))?;
     let notes: Vec<String> = r
-        .removed_sentences
+        .notes
         .iter()
-        .map(|s| format!("{func}: verification removed {s:?} (not entailed by the kept claims)"))
+        .cloned()
+        .chain(r.removed_sentences.iter().map(|s| {
+            format!("{func}: verification removed {s:?} (not entailed by the kept claims)")
+        }))
         .collect();
     client::set_last_notes(&notes);
     Ok(r)

@@ -658,6 +658,7 @@ fn llm_calls_that_fail() {
         ),
     );
     assert_eq!(fake.requests(), 1, "a 401 is not retried");
+    let before_judge = fake.requests();
     sql_cases(
         &mut g,
         &sb,
@@ -673,12 +674,34 @@ fn llm_calls_that_fail() {
                 ),
             ),
             (
+                "uq_unit_scores: no server for the NLI judge (nli_llm)",
+                &format!(
+                    r#"SELECT * FROM uq_unit_scores('A b.', '["C d."]', '{{"scorers":["entailment"],"nli_llm":{unreachable}}}');"#
+                ),
+            ),
+            (
+                "uq_unit_scores: the NLI judge's server refuses the key",
+                &format!(
+                    r#"SELECT * FROM uq_unit_scores('A b.', '["C d."]', '{{"scorers":["entailment"],"nli_prompt":"binary","nli_llm":{{"backend":"openai","base_url":"{}","model":"denied","api_key_env":"{KEY_ENV}","max_retries":3}}}}');"#,
+                    fake.base_url
+                ),
+            ),
+            (
+                "uq_unit_scores: nli_prompt without nli_llm",
+                r#"SELECT * FROM uq_unit_scores('A b.', '["C d."]', '{"nli_prompt":"binary"}');"#,
+            ),
+            (
                 "uq_unit_scores: no server for the claim union",
                 &format!(
                     r#"SELECT * FROM uq_unit_scores('A b.', '["C d."]', '{{"granularity":"claim","units":["a b."],"scorers":["page_rank"],"llm":{unreachable}}}');"#
                 ),
             ),
         ],
+    );
+    assert_eq!(
+        fake.requests(),
+        before_judge + 1,
+        "the judge's 401 is one call, not retried"
     );
     for err in g.outputs() {
         assert!(!err.contains(KEY), "the key leaked: {err}");

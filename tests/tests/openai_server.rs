@@ -338,3 +338,118 @@ print(json.dumps(dict(
         "the job's generations did not come from the server"
     );
 }
+
+/// The NLI judge (option `nli_llm`, docs/reference.md "NLI judge") on the real server: a pair
+/// SmolLM2-135M answers with "No." under the yes/no chat prompt gets p_e = 1 − exp(the server's
+/// log-probability of "No"), not 0/1; a `uq_score_table` job judges with it; and a rerun, in SQL
+/// and as a job, is answered from the completion cache (0 new requests to the server).
+#[test]
+fn llama_cpp_server_as_nli_judge() {
+    let sb = Sandbox::new("llama-judge");
+    let cache = sb.dir.join("completions.sqlite").display().to_string();
+    let sb = sb.with_env("UQ_CACHE_DB", &cache);
+    let mut server = LlamaServer::start(&sb.dir);
+    let reg = register(&server, 8, true);
+
+    // unit-response (entailment): one unit, one sample, one pair.
+    let sql = format!(
+        "{reg}
+         SELECT json_object('score', (SELECT score FROM uq_unit_scores('Marie Curie was born in Warsaw.',
+           '[\"Marie Curie was born in Paris.\"]',
+           '{{\"scorers\":[\"entailment\"],\"nli_llm\":\"llama\",\"nli_prompt\":\"binary\"}}')),
+           'notes', uq_debug());"
+    );
+    let before = server.completions_served();
+    let first: Value = serde_json::from_str(&sb.sqlite_ok(&sql)).expect("json");
+    let served = server.completions_served();
+    assert!(served > before, "the judge did not call the server");
+    let reply = sb.python_ok(&format!(
+        "c = sqlite3.connect({cache:?})\nprint(json.dumps(c.execute('SELECT text, logprobs FROM completions ORDER BY rowid LIMIT 1').fetchone()))"
+    ));
+    let reply: Value = serde_json::from_str(&reply).expect("cached reply");
+    let text = reply[0].as_str().unwrap_or("");
+    assert!(
+        text.trim_start().to_lowercase().starts_with("no"),
+        "SmolLM2's reply no longer starts with the label: {reply}"
+    );
+    let lps: Vec<f64> =
+        serde_json::from_str(reply[1].as_str().expect("logprobs stored")).expect("logprobs JSON");
+    let p_no = lps[0].exp();
+    let score = first["score"].as_f64().unwrap_or_else(|| panic!("{first}"));
+    assert!(
+        (score - (1.0 - p_no)).abs() < 1e-9 && score > 0.0 && score < 1.0,
+        "entailment {score} is not 1 − exp({}) (from the real logprob): {first}",
+        lps[0]
+    );
+    let notes = first["notes"].as_str().unwrap_or("");
+    assert!(
+        notes.contains(
+            "judged 1 NLI pairs: 1 with probabilities from the answer word's log-probability"
+        ),
+        "{notes}"
+    );
+
+    // The rerun: the same score, from the completion cache.
+    let again: Value = serde_json::from_str(&sb.sqlite_ok(&sql)).expect("json");
+    assert_eq!(again["score"], first["score"], "{again}");
+    assert_eq!(
+        server.completions_served(),
+        served,
+        "the rerun called the server"
+    );
+
+    // A job with the judge, through /usr/bin/sqlite3 and the extension; then the same rows in a
+    // second table: every pair is in the cache.
+    let db = sb.dir.join("answers.db").display().to_string();
+    let rows = "(1, 'Where was Marie Curie born?', 'Marie Curie was born in Warsaw.', '[\"Marie Curie was born in Paris.\"]'), \
+                (2, 'Who is Tom?', 'Tom was born in 1970.', '[\"Tom plays guitar.\"]')";
+    let job_sql = |table: &str| {
+        format!(
+            "{reg}
+             CREATE TABLE {table}(id INTEGER PRIMARY KEY, prompt TEXT, answer TEXT, samples TEXT);
+             INSERT INTO {table} VALUES {rows};
+             SELECT json_object('status', uq_wait(job, 600), 'job', job) FROM
+               (SELECT uq_score_table('{table}', '{{\"nli_llm\":\"llama\",\"nli_prompt\":\"binary\",\"scorers\":[\"entailment\"]}}') AS job);
+             SELECT json_object('errors', (SELECT group_concat(error, ' | ') FROM uq_job_error),
+               'llm_calls', (SELECT llm_calls FROM uq_jobs WHERE source_table = '{table}'),
+               'message', (SELECT message FROM uq_jobs WHERE source_table = '{table}'),
+               'scores', json((SELECT json_group_array(score) FROM (SELECT s.score FROM uq_unit_score s
+                          JOIN uq_unit u USING (unit_id) JOIN uq_answer a USING (answer_id)
+                          WHERE a.source_table = '{table}' ORDER BY a.source_key, u.position))));"
+        )
+    };
+    let run = |table: &str| -> Vec<Value> {
+        let out = sb.sqlite_on(&db, &job_sql(table));
+        let text = stdout_ok(&out, table);
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    };
+    let job = run("answers");
+    assert_eq!(job[0]["status"], "done", "{job:?}");
+    assert_eq!(job[1]["errors"], Value::Null, "{job:?}");
+    let message = job[1]["message"].as_str().unwrap_or("");
+    // Every pair parsed (row 2's reply names "true" after its first word: 1/0), so the message
+    // has no unparsed-pairs note.
+    assert!(!message.contains("nli_llm:"), "{job:?}");
+    assert_eq!(
+        job[1]["llm_calls"], 1,
+        "row 1's pair is cached, row 2's is one call: {job:?}"
+    );
+    let scores = &job[1]["scores"];
+    assert_eq!(scores.as_array().map(Vec::len), Some(2), "{job:?}");
+    assert_eq!(
+        scores[0], first["score"],
+        "the job scores row 1 as the SQL call: {job:?}"
+    );
+    let served = server.completions_served();
+    let rerun = run("answers_again");
+    assert_eq!(rerun[0]["status"], "done", "{rerun:?}");
+    assert_eq!(rerun[1]["scores"], job[1]["scores"], "{rerun:?}");
+    assert_eq!(
+        server.completions_served(),
+        served,
+        "the rerun job called the server: {rerun:?}"
+    );
+    assert_eq!(rerun[1]["llm_calls"], 0, "{rerun:?}");
+}

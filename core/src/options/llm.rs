@@ -22,6 +22,9 @@ pub enum LlmRole {
     Reconstruction,
     /// Judges units (verbalized confidence).
     Judge,
+    /// Judges (premise, hypothesis) pairs in place of the NLI model (option `nli_llm`; no
+    /// fallback to `llm`: without it the NLI model judges).
+    Nli,
 }
 
 impl LlmRole {
@@ -32,6 +35,7 @@ impl LlmRole {
         LlmRole::Merge,
         LlmRole::Reconstruction,
         LlmRole::Judge,
+        LlmRole::Nli,
     ];
 
     /// The option that sets this role's LLM, e.g. `decomposition_llm`.
@@ -43,6 +47,7 @@ impl LlmRole {
             LlmRole::Merge => "merge_llm",
             LlmRole::Reconstruction => "reconstruction_llm",
             LlmRole::Judge => "judge_llm",
+            LlmRole::Nli => "nli_llm",
         }
     }
 
@@ -267,6 +272,41 @@ pub fn parse_llm_config(name: &str, v: &Value) -> Result<LlmConfig, String> {
     Ok(c)
 }
 
+/// The prompt style of the NLI judge (option `nli_prompt`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum NliPrompt {
+    /// yes / no (uqlm's `EntailmentClassifier` binary style): "no" counts as contradiction, so
+    /// p_c = 1 − p_e and non-contradiction equals entailment, as in uqlm.
+    Binary,
+    /// entailment / neutral / contradiction: all three NLI probabilities.
+    #[default]
+    Ternary,
+}
+
+impl NliPrompt {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NliPrompt::Binary => "binary",
+            NliPrompt::Ternary => "ternary",
+        }
+    }
+
+    pub fn parse(v: &Value) -> Result<NliPrompt, String> {
+        match v.as_str().map(|s| s.trim().to_ascii_lowercase()).as_deref() {
+            Some("binary") => Ok(NliPrompt::Binary),
+            Some("ternary") => Ok(NliPrompt::Ternary),
+            _ => Err(format!(
+                "option nli_prompt must be \"binary\" (yes/no, as uqlm) or \"ternary\" \
+                 (entailment/neutral/contradiction), e.g. \"nli_prompt\":\"ternary\"; got {}",
+                match v {
+                    Value::String(s) => format!("{s:?}"),
+                    other => type_name(other).to_string(),
+                }
+            )),
+        }
+    }
+}
+
 /// Which LLM each role uses.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LlmOptions {
@@ -274,6 +314,8 @@ pub struct LlmOptions {
     pub default: Option<LlmConfig>,
     /// Options `generation_llm`, `decomposition_llm`, …: the LLMs of the roles set on their own.
     pub roles: BTreeMap<LlmRole, LlmConfig>,
+    /// Option `nli_prompt`: the NLI judge's prompt style (`None`: not given, ternary).
+    pub nli_prompt: Option<NliPrompt>,
 }
 
 impl LlmOptions {
@@ -281,12 +323,35 @@ impl LlmOptions {
     pub(super) fn set(&mut self, key: &str, val: &Value) -> Result<bool, String> {
         if key == "llm" {
             self.default = Some(parse_llm_config(key, val)?);
+        } else if key == "nli_prompt" {
+            self.nli_prompt = Some(NliPrompt::parse(val)?);
         } else if let Some(role) = LlmRole::from_option_name(key) {
             self.roles.insert(role, parse_llm_config(key, val)?);
         } else {
             return Ok(false);
         }
         Ok(true)
+    }
+
+    /// The NLI judge (option `nli_llm`) and its prompt style, when the LLM judges NLI pairs.
+    /// Never falls back to `llm`: without `nli_llm` the NLI model judges.
+    pub fn nli_judge(&self) -> Option<(&LlmConfig, NliPrompt)> {
+        self.roles
+            .get(&LlmRole::Nli)
+            .map(|c| (c, self.nli_prompt.unwrap_or_default()))
+    }
+
+    /// `nli_prompt` without `nli_llm` has no effect: refused, so that a typo is not silent.
+    pub fn check(&self) -> Result<(), String> {
+        if self.nli_prompt.is_some() && !self.roles.contains_key(&LlmRole::Nli) {
+            return Err(
+                "option nli_prompt is given but nli_llm is not: set \"nli_llm\" to the LLM \
+                        that judges NLI pairs, e.g. \"nli_llm\":{\"backend\":\"local\"}, or drop \
+                        nli_prompt"
+                    .to_string(),
+            );
+        }
+        Ok(())
     }
 
     /// The LLM config of `role`: its own option, else `llm`, else the default (local model).

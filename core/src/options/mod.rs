@@ -25,7 +25,9 @@ pub use calibration::{Adapt, CalibrationOptions};
 pub use decompose::{check_sample_units, Coverage, DecomposeOptions, DEFAULT_COVERAGE_THRESHOLD};
 pub use generation::{GenerationOptions, DEFAULT_SAMPLING_TEMPERATURE, DEFAULT_TEMPERATURE};
 pub use json::type_name;
-pub use llm::{parse_llm_config, LlmBackendKind, LlmConfig, LlmOptions, LlmRole, LLM_CONFIG_KEYS};
+pub use llm::{
+    parse_llm_config, LlmBackendKind, LlmConfig, LlmOptions, LlmRole, NliPrompt, LLM_CONFIG_KEYS,
+};
 pub use scoring::{
     parse_samples, select_samples, EnsembleWeights, ScoringOptions, DEFAULT_NUM_QUESTIONS,
     DEFAULT_QA_SAMPLES, DEFAULT_SCORERS, MAX_QA,
@@ -51,6 +53,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "merge_llm",
     "reconstruction_llm",
     "judge_llm",
+    "nli_llm",
+    "nli_prompt",
     "temperature",
     "sampling_temperature",
     "prompt",
@@ -202,6 +206,7 @@ pub fn parse_options(v: &Value) -> Result<ScoreOptions, String> {
         o.set(key, val)?;
     }
     o.uad.check()?;
+    o.llm.check()?;
     o.check_ensemble_and_calibration()?;
     o.check_graph()?;
     Ok(o)

@@ -88,7 +88,7 @@ pub fn pair_noncontradiction(identical: bool, a_to_b: &NliProbs, b_to_a: &NliPro
 
 /// Non-contradiction of `original` against `candidates`: mean over j of
 /// [`pair_noncontradiction`]; `forward[j]` = NLI(original ⇒ candidate j), `backward[j]` the
-/// reverse. No candidates → NaN.
+/// reverse. Pairs the NLI judge could not read (NaN) are left out. No candidates → NaN.
 pub fn noncontradiction_score(
     original: &str,
     candidates: &[String],
@@ -99,6 +99,7 @@ pub fn noncontradiction_score(
         .iter()
         .zip(forward.iter().zip(backward))
         .map(|(c, (f, b))| pair_noncontradiction(c == original, f, b))
+        .filter(|v| !v.is_nan())
         .collect();
     mean(&v)
 }

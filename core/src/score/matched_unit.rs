@@ -15,9 +15,9 @@ use crate::scorers::Consistency;
 /// `consistency[i][j][k]` = η(sample j's unit k, unit i). Returns, for each unit i, the mean
 /// over the m samples j of max_k consistency[i][j][k].
 ///
-/// A sample with no units contributes 0 (as uqlm). NaN values are ignored by the max (a
-/// sample whose values are all NaN contributes 0). A unit compared with no samples at all
-/// (m = 0) has no defined score: NaN.
+/// A sample with no units contributes 0 (as uqlm). NaN values (pairs the NLI judge could not
+/// read) are ignored by the max; a sample whose values are all NaN is left out of the mean, and
+/// a unit with no sample left, or compared with no samples at all (m = 0), is NaN.
 pub fn matched_unit_scores(consistency: &[Vec<Vec<f64>>]) -> Vec<f64> {
     consistency
         .iter()
@@ -25,9 +25,12 @@ pub fn matched_unit_scores(consistency: &[Vec<Vec<f64>>]) -> Vec<f64> {
             if per_sample.is_empty() {
                 return f64::NAN;
             }
-            let sum: f64 = per_sample
+            let best: Vec<f64> = per_sample
                 .iter()
-                .map(|units| {
+                .filter_map(|units| {
+                    if units.is_empty() {
+                        return Some(0.0);
+                    }
                     units
                         .iter()
                         .copied()
@@ -35,10 +38,13 @@ pub fn matched_unit_scores(consistency: &[Vec<Vec<f64>>]) -> Vec<f64> {
                         .fold(None, |acc: Option<f64>, v| {
                             Some(acc.map_or(v, |a| a.max(v)))
                         })
-                        .unwrap_or(0.0)
                 })
-                .sum();
-            sum / per_sample.len() as f64
+                .collect();
+            if best.is_empty() {
+                f64::NAN
+            } else {
+                best.iter().sum::<f64>() / best.len() as f64
+            }
         })
         .collect()
 }
@@ -89,8 +95,14 @@ mod tests {
         assert!(matched_unit_scores(&[]).is_empty());
         let s = matched_unit_scores(&[vec![]]);
         assert!(s[0].is_nan());
-        // NaN ignored in the max; all-NaN sample contributes 0: (0.4 + 0)/2 = 0.2
+        // NaN ignored in the max; an all-NaN sample (unread judge pairs) is left out: 0.4/1
         let s = matched_unit_scores(&[vec![vec![f64::NAN, 0.4], vec![f64::NAN]]]);
+        assert!(close(s[0], 0.4), "{s:?}");
+        // every sample unread: NaN, never 0
+        let s = matched_unit_scores(&[vec![vec![f64::NAN], vec![f64::NAN, f64::NAN]]]);
+        assert!(s[0].is_nan(), "{s:?}");
+        // a sample with no units still counts 0 (as uqlm): (0.4 + 0)/2
+        let s = matched_unit_scores(&[vec![vec![0.4], vec![]]]);
         assert!(close(s[0], 0.2), "{s:?}");
         // negative values (BERTScore can be < 0) are kept as the max: (-0.2 + 0.6)/2 = 0.2
         let s = matched_unit_scores(&[vec![vec![-0.5, -0.2], vec![0.6]]]);

@@ -11,7 +11,8 @@ use crate::protocol::NliProbs;
 use crate::scorers::{Family, Scorer};
 
 /// Unit-response scores: `probs[i][j]` = NLI(premise = sample j, hypothesis = unit i);
-/// returns c(unit i) = mean over j of η(probs[i][j]) for the scorer's η.
+/// returns c(unit i) = mean over j of η(probs[i][j]) for the scorer's η. NaN probabilities (a
+/// pair the NLI judge could not read) are left out of the mean; a unit with none read is NaN.
 ///
 /// Errors when `scorer` is not of the unit-response family, when a unit has no sample
 /// probabilities (m = 0), or when the units do not all have the same number of samples.
@@ -43,8 +44,17 @@ pub fn unit_response_scores(probs: &[Vec<NliProbs>], scorer: Scorer) -> Result<V
                     row.len()
                 ));
             }
-            let sum: f64 = row.iter().filter_map(|p| nli_eta(c, p)).sum();
-            Ok(sum / m as f64)
+            // A pair the NLI judge could not read is NaN: the mean is over the pairs read.
+            let read: Vec<f64> = row
+                .iter()
+                .filter_map(|p| nli_eta(c, p))
+                .filter(|v| !v.is_nan())
+                .collect();
+            Ok(if read.is_empty() {
+                f64::NAN
+            } else {
+                read.iter().sum::<f64>() / read.len() as f64
+            })
         })
         .collect()
 }
@@ -74,6 +84,18 @@ mod tests {
         assert!(close(c[1], (1.0 / 9.0 + 0.5 + 2.0 / 3.0) / 3.0), "{c:?}");
         assert!((c[0] - 0.708646617).abs() < 1e-8);
         assert!((c[1] - 0.425925926).abs() < 1e-8);
+    }
+
+    #[test]
+    fn unread_judge_pairs_are_left_out_never_zero() {
+        let nan = nli(f64::NAN, f64::NAN, f64::NAN);
+        let probs = vec![
+            vec![nli(0.9, 0.05, 0.05), nan, nli(0.3, 0.3, 0.4)],
+            vec![nan, nan, nan],
+        ];
+        let e = unit_response_scores(&probs, Scorer::Entailment).unwrap_or_default();
+        assert!(close(e[0], (0.9 + 0.3) / 2.0), "{e:?}");
+        assert!(e[1].is_nan(), "{e:?}");
     }
 
     #[test]

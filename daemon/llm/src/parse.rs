@@ -144,6 +144,54 @@ pub fn yes_no(text: &str) -> Option<bool> {
     one_of(&w, "yes", "no")
 }
 
+/// A label of the NLI judge ([`crate::prompts::nli_judge`]). Binary replies map yes →
+/// `Entailment`, no → `Contradiction`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NliLabel {
+    Entailment,
+    Neutral,
+    Contradiction,
+}
+
+/// The label of an NLI-judge reply and whether it is the reply's first word (only then is the
+/// first token's log-probability the label's). Binary (`ternary` false): "yes"/"true" or
+/// "no"/"false"; ternary: a word starting with "entail", "neutral" or "contradict" ("Entails.",
+/// "contradiction"). The first word decides; otherwise exactly one distinct label must appear
+/// in the reply. Anything else (no label, two labels, a refusal) → `None`.
+pub fn nli_label(text: &str, ternary: bool) -> Option<(NliLabel, bool)> {
+    let label = |w: &str| -> Option<NliLabel> {
+        if ternary {
+            if w.starts_with("entail") {
+                Some(NliLabel::Entailment)
+            } else if w.starts_with("neutral") {
+                Some(NliLabel::Neutral)
+            } else if w.starts_with("contradict") {
+                Some(NliLabel::Contradiction)
+            } else {
+                None
+            }
+        } else {
+            match w {
+                "yes" | "true" => Some(NliLabel::Entailment),
+                "no" | "false" => Some(NliLabel::Contradiction),
+                _ => None,
+            }
+        }
+    };
+    let w = words(text);
+    if let Some(l) = w.first().and_then(|f| label(f)) {
+        return Some((l, true));
+    }
+    let mut found: Vec<NliLabel> = w.iter().filter_map(|x| label(x)).collect();
+    found.dedup();
+    found.sort_by_key(|l| *l as u8);
+    found.dedup();
+    match found.as_slice() {
+        [one] => Some((*one, false)),
+        _ => None,
+    }
+}
+
 /// An objectivity answer: `Some(true)` for objective, `Some(false)` for subjective (first word
 /// decides, else exactly one of the two words must appear). Anything else → `None`.
 pub fn objectivity(text: &str) -> Option<bool> {
@@ -291,6 +339,33 @@ fn dedupe(items: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nli_labels() {
+        use NliLabel::*;
+        assert_eq!(nli_label("Yes.", false), Some((Entailment, true)));
+        assert_eq!(
+            nli_label(" no, it does not", false),
+            Some((Contradiction, true))
+        );
+        assert_eq!(
+            nli_label("The answer is yes", false),
+            Some((Entailment, false))
+        );
+        assert_eq!(nli_label("yes or no? no", false), Some((Entailment, true)));
+        assert_eq!(nli_label("maybe yes, maybe no", false), None);
+        assert_eq!(nli_label("I cannot help with that.", false), None);
+        assert_eq!(nli_label("**Entailment**", true), Some((Entailment, true)));
+        assert_eq!(nli_label("Contradicts", true), Some((Contradiction, true)));
+        assert_eq!(nli_label("It is neutral.", true), Some((Neutral, false)));
+        assert_eq!(
+            nli_label("entailment or contradiction", true),
+            Some((Entailment, true))
+        );
+        assert_eq!(nli_label("either entailment or contradiction", true), None);
+        assert_eq!(nli_label("yes", true), None);
+        assert_eq!(nli_label("", true), None);
+    }
 
     #[test]
     fn claims_basic_and_none() {

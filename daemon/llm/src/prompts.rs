@@ -46,6 +46,37 @@ pub fn objectivity_user(claim: &str) -> String {
     fill(OBJECTIVITY_USER, &[("claim", claim)])
 }
 
+/// NLI-judge prompt (uqlite's own wording; docs/reference.md "NLI judge" cites SelfCheckGPT's
+/// and uqlm's): does `premise` entail `hypothesis`? `ternary`: answer entailment / neutral /
+/// contradiction ([`NLI_TERNARY`]), else yes / no ([`NLI_BINARY`]). Send with [`NLI_SYSTEM`];
+/// parse with [`crate::parse::nli_label`].
+pub fn nli_judge(premise: &str, hypothesis: &str, ternary: bool) -> String {
+    fill(
+        if ternary { NLI_TERNARY } else { NLI_BINARY },
+        &[("premise", premise), ("hypothesis", hypothesis)],
+    )
+}
+
+/// The NLI judge's raw completion prompt for the local model (no chat template, few-shot,
+/// ending in "Answer:" so that the reply's first token is the label; send with
+/// [`crate::ChatRequest::raw`] and stop at a newline). A 135M chat model answers the chat
+/// prompts of [`nli_judge`] with a sentence ("The statement is not necessarily true, as"), which
+/// has no label; this form always gets one.
+pub fn nli_judge_local(premise: &str, hypothesis: &str, ternary: bool) -> String {
+    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    fill(
+        if ternary {
+            NLI_LOCAL_TERNARY
+        } else {
+            NLI_LOCAL_BINARY
+        },
+        &[
+            ("premise", &one_line(premise)),
+            ("hypothesis", &one_line(hypothesis)),
+        ],
+    )
+}
+
 /// Claim decomposition prompt for `response`; parse with [`crate::parse::claims`].
 pub fn claim_decomposition(response: &str) -> String {
     fill(CLAIM_DECOMPOSITION, &[("response", response)])
@@ -321,9 +352,77 @@ pub const UNIT_QA_ANSWER_PREFIX: &str = r####"We are working on an answer to thi
 
 "####;
 
+/// System message of the NLI judge (uqlite's own).
+pub const NLI_SYSTEM: &str =
+    "You check whether a text supports a statement. You reply with one word only.";
+
+/// The NLI judge's yes/no prompt (uqlite's own; the answer word comes first in the reply, so its
+/// token log-probability is the judge's probability).
+pub const NLI_BINARY: &str = r####"Text: {premise}
+
+Statement: {hypothesis}
+
+If the text above is true, must the statement be true as well? Reply with one word: yes or no."####;
+
+/// The NLI judge's three-way prompt (uqlite's own).
+pub const NLI_TERNARY: &str = r####"Text: {premise}
+
+Statement: {hypothesis}
+
+How does the statement relate to the text above? Reply with one word:
+entailment (the text shows that the statement is true),
+contradiction (the text shows that the statement is false), or
+neutral (the text does neither)."####;
+
+/// The local model's yes/no judge prompt (see [`nli_judge_local`]).
+pub const NLI_LOCAL_BINARY: &str = r####"Decide if the statement is supported by the context. Answer yes or no.
+
+Context: Paris is the capital of France.
+Statement: Paris is the capital of France.
+Answer: yes
+
+Context: Paris is the capital of France.
+Statement: Berlin is the capital of France.
+Answer: no
+
+Context: {premise}
+Statement: {hypothesis}
+Answer:"####;
+
+/// The local model's three-way judge prompt (see [`nli_judge_local`]).
+pub const NLI_LOCAL_TERNARY: &str = r####"Decide how the statement relates to the context: entailment, neutral or contradiction.
+
+Context: Paris is the capital of France.
+Statement: Paris is the capital of France.
+Answer: entailment
+
+Context: Paris is the capital of France.
+Statement: Berlin is the capital of France.
+Answer: contradiction
+
+Context: Paris is the capital of France.
+Statement: Paris has a large museum.
+Answer: neutral
+
+Context: {premise}
+Statement: {hypothesis}
+Answer:"####;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_nli_judge_prompts_end_in_answer() {
+        let b = nli_judge_local("A  b.\nC d.", "E f.", false);
+        assert!(
+            b.ends_with("Context: A b. C d.\nStatement: E f.\nAnswer:"),
+            "{b}"
+        );
+        assert!(b.contains("Answer yes or no."));
+        let t = nli_judge_local("A b.", "E f.", true);
+        assert!(t.contains("Answer: neutral") && t.ends_with("Statement: E f.\nAnswer:"));
+    }
 
     #[test]
     fn fill_is_single_pass_and_keeps_unknown_braces() {

@@ -39,7 +39,7 @@ use super::verify::verify;
 use crate::decompose::{decompose, Decomposed};
 use crate::engine::Engine;
 use crate::role_llms::{LlmService, RoleLlm};
-use crate::score::{score_units, Context};
+use crate::score::{judge, score_units, Context};
 
 /// The reconstruction request for the kept claims.
 pub fn reconstruction_request(llm: &RoleLlm, kept: &[String]) -> ChatRequest {
@@ -47,8 +47,26 @@ pub fn reconstruction_request(llm: &RoleLlm, kept: &[String]) -> ChatRequest {
         .with_temperature(llm.role_temperature())
 }
 
-/// Answers a `uad` request.
+/// Answers a `uad` request. What the NLI judge (option `nli_llm`) did while scoring and
+/// verifying is a note, as in a `score` reply (the pairs it could not read: never a silent 0).
 pub fn uad(
+    engine: &Engine,
+    llm: &LlmService,
+    response: &str,
+    samples: &[String],
+    options: &Value,
+) -> Result<UadResult, String> {
+    let (result, tally) = judge::tallied(|| uad_untallied(engine, llm, response, samples, options));
+    let mut result = result?;
+    let opts = parse_options(options)?;
+    if let Some((cfg, _)) = opts.llm.nli_judge() {
+        let label = llm.role_llm(cfg, LlmRole::Nli)?;
+        result.notes.extend(tally.note(label.label()));
+    }
+    Ok(result)
+}
+
+fn uad_untallied(
     engine: &Engine,
     llm: &LlmService,
     response: &str,
@@ -136,7 +154,7 @@ pub fn decide(
         refined_response = llm.block_on(rebuilder.text(&req))?.trim().to_string();
         if opts.uad.verify {
             let v = verify(
-                engine,
+                &judge::Nli::new(engine, llm, opts)?,
                 &kept_claims,
                 &refined_response,
                 opts.uad.verify_threshold,
@@ -169,5 +187,6 @@ pub fn decide(
         refined_response,
         verified,
         removed_sentences,
+        notes: Vec::new(),
     })
 }

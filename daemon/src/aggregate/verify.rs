@@ -7,7 +7,7 @@
 
 use uq_core::decompose::split_sentences;
 
-use crate::engine::Engine;
+use crate::score::judge::Nli;
 
 /// A reconstruction after verification.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,12 +18,7 @@ pub struct Verified {
 }
 
 /// Keeps the sentences of `reply` entailed by `kept` (see the module doc).
-pub fn verify(
-    engine: &Engine,
-    kept: &[String],
-    reply: &str,
-    threshold: f64,
-) -> Result<Verified, String> {
+pub fn verify(nli: &Nli, kept: &[String], reply: &str, threshold: f64) -> Result<Verified, String> {
     let sentences = split_sentences(reply);
     let premise = kept.join(" ");
     let pairs: Vec<(String, String)> = sentences
@@ -33,7 +28,7 @@ pub fn verify(
     let probs = if pairs.is_empty() {
         Vec::new()
     } else {
-        engine.nli(&pairs)?
+        nli.probs(&pairs)?
     };
     let (mut passed, mut removed) = (Vec::new(), Vec::new());
     for (s, p) in sentences.into_iter().zip(probs) {

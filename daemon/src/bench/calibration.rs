@@ -175,6 +175,9 @@ fn score_file(
             clients: args.clients,
             premise: uq_core::score::premise::default_premise(uq_core::scorers::Granularity::Claim),
             raw_pairs: 0,
+            judge: None,
+            meter: None,
+            tally: None,
         },
         scorers,
     )?;

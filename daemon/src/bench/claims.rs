@@ -91,6 +91,8 @@ pub struct ClaimsArgs<'a> {
     pub premises: Vec<uq_core::score::premise::Premise>,
     /// Pairs of the raw-model measurement (0: skipped).
     pub raw_pairs: usize,
+    /// The LLM that judges NLI pairs (`--nli-llm`, `--nli-prompt`); `None`: the NLI model.
+    pub judge: Option<super::common::Judge>,
     /// Matched-claim scorers run only when given.
     pub sample_units: Option<SampleUnits>,
     /// Print the UAD accuracy lines.
@@ -128,6 +130,9 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
             clients: args.clients,
             premise,
             raw_pairs: args.raw_pairs,
+            judge: args.judge.as_ref(),
+            meter: None,
+            tally: None,
         };
         let mut measured = measure(engine, llm, &jobs, &run, &scorers)?;
         let mut lines = Vec::new();
@@ -208,17 +213,31 @@ pub(super) fn jobs(
 
 /// The scores and labels of the claims labelled 0 or 1, in record then claim order (the same
 /// order for every scorer); positive = supported.
+/// NULL (NaN) scores are left out (see [`null_labelled`]).
 pub(super) fn labelled(records: &[Record], scores: &[Vec<f64>]) -> (Vec<f64>, Vec<bool>) {
     let (mut conf, mut supported) = (Vec::new(), Vec::new());
     for (rec, sc) in records.iter().zip(scores) {
         for (c, &s) in rec.response_claims.iter().zip(sc) {
             if let Some(l) = c.supported() {
-                conf.push(s);
-                supported.push(l);
+                if s.is_finite() {
+                    conf.push(s);
+                    supported.push(l);
+                }
             }
         }
     }
     (conf, supported)
+}
+
+/// Labelled claims whose score is NULL (NaN, e.g. every NLI pair unparsed by the LLM judge),
+/// which [`labelled`] leaves out.
+fn null_labelled(records: &[Record], scores: &[Vec<f64>]) -> usize {
+    records
+        .iter()
+        .zip(scores)
+        .flat_map(|(rec, sc)| rec.response_claims.iter().zip(sc))
+        .filter(|(c, s)| c.supported().is_some() && !s.is_finite())
+        .count()
 }
 
 /// Every record must have at least `m` samples.
@@ -289,6 +308,7 @@ fn evaluate(scorer: Scorer, records: &[Record], scores: &[Vec<f64>]) -> Value {
         "ece": ece(&conf, &supported, ECE_BINS).map(round),
         "brier": brier(&conf, &supported).map(round),
         "claims": conf.len(),
+        "null_scores_dropped": null_labelled(records, scores),
     })
 }
 

@@ -4,18 +4,20 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 use uq_core::decompose::split_sentences;
+use uq_core::options::{parse_llm_config, NliPrompt};
 use uq_core::protocol::ScoreResult;
 use uq_core::score::premise::Premise;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
 use crate::engine::Engine;
 use crate::pipeline;
-use crate::role_llms::LlmService;
+use crate::role_llms::{metered, LlmService, UsageMeter};
+use crate::score::judge::{self, Tally};
 use crate::score::premise::premises;
 
 /// One scoring request of a benchmark: the units are given (no decomposition call).
@@ -35,7 +37,7 @@ pub struct Job {
 }
 
 impl Job {
-    fn options(&self, scorers: &[&str], premise: Premise) -> Value {
+    fn options(&self, scorers: &[&str], premise: Premise, judge: Option<&Judge>) -> Value {
         let mut o = json!({
             "units": self.units,
             "scorers": scorers,
@@ -49,13 +51,50 @@ impl Job {
         if let Some(cu) = &self.claim_union {
             o["claim_union"] = json!(cu);
         }
+        if let Some(j) = judge {
+            o["nli_llm"] = j.llm.clone();
+            o["nli_prompt"] = json!(j.prompt.as_str());
+        }
         o
+    }
+}
+
+/// The NLI judge of a benchmark (`--nli-llm`, `--nli-prompt`): options `nli_llm`, `nli_prompt`.
+#[derive(Debug, Clone)]
+pub struct Judge {
+    /// The LLM config object.
+    pub llm: Value,
+    pub prompt: NliPrompt,
+}
+
+impl Judge {
+    /// From the flags: `--nli-llm` an LLM config object (JSON), `--nli-prompt` binary|ternary.
+    pub fn from_flags(llm: Option<&str>, prompt: Option<&str>) -> Result<Option<Judge>, String> {
+        let Some(text) = llm else {
+            return match prompt {
+                Some(_) => Err(
+                    "--nli-prompt needs --nli-llm, the LLM that judges NLI pairs, \
+                                e.g. --nli-llm '{\"backend\":\"local\"}'"
+                        .into(),
+                ),
+                None => Ok(None),
+            };
+        };
+        let llm: Value = serde_json::from_str(text).map_err(|e| {
+            format!("--nli-llm must be an LLM config object (JSON), e.g. --nli-llm '{{\"backend\":\"local\"}}': {e}")
+        })?;
+        parse_llm_config("--nli-llm", &llm)?;
+        let prompt = match prompt {
+            None => NliPrompt::default(),
+            Some(p) => NliPrompt::parse(&json!(p)).map_err(|e| format!("--nli-prompt: {e}"))?,
+        };
+        Ok(Some(Judge { llm, prompt }))
     }
 }
 
 /// How a benchmark runs: concurrent clients, the premise setting and the raw-model sample.
 #[derive(Debug, Clone, Copy)]
-pub struct RunConfig {
+pub struct RunConfig<'a> {
     /// Concurrent client threads submitting jobs (they share the daemon's batcher).
     pub clients: usize,
     /// Option `premise` of every request.
@@ -63,6 +102,12 @@ pub struct RunConfig {
     /// NLI pairs the raw-model ceiling is measured on (a sample spread over the run's pairs);
     /// 0 skips that measurement.
     pub raw_pairs: usize,
+    /// The LLM that judges NLI pairs instead of the NLI model (`--nli-llm`).
+    pub judge: Option<&'a Judge>,
+    /// LLM usage of the run is added here.
+    pub meter: Option<&'a Arc<UsageMeter>>,
+    /// What the NLI judge did in the run is added here.
+    pub tally: Option<&'a Mutex<Tally>>,
 }
 
 /// Pairs of the raw-model measurement when `--raw-pairs` is not given.
@@ -130,8 +175,17 @@ pub fn measure(
     let computed0 = engine.nli_pairs_computed();
     let tokens0 = engine.nli_tokens_computed();
     let pad0 = engine.nli_pad_stats();
+    let (meter1, tally1) = (
+        Arc::new(UsageMeter::default()),
+        Mutex::new(Tally::default()),
+    );
+    let run1 = RunConfig {
+        meter: Some(&meter1),
+        tally: Some(&tally1),
+        ..*run
+    };
     let t = Instant::now();
-    let nli_results = run_all(engine, llm, jobs, run, &nli_scorers)?;
+    let nli_results = run_all(engine, llm, jobs, &run1, &nli_scorers)?;
     let nli_wall = t.elapsed().as_secs_f64();
     let nli_pairs = engine.nli_pairs_computed() - computed0;
     let nli_tokens = engine.nli_tokens_computed() - tokens0;
@@ -159,8 +213,13 @@ pub fn measure(
         .collect();
 
     // Run 2, all scorers at once, on the warm caches.
+    let meter2 = Arc::new(UsageMeter::default());
+    let run2 = RunConfig {
+        meter: Some(&meter2),
+        ..*run
+    };
     let t = Instant::now();
-    let second = run_all(engine, llm, jobs, run, scorers)?;
+    let second = run_all(engine, llm, jobs, &run2, scorers)?;
     let second_wall = t.elapsed().as_secs_f64();
     let max_diff = max_abs_diff(&first, &second);
 
@@ -169,7 +228,8 @@ pub fn measure(
         .iter()
         .any(|s| s.family() == Family::MatchedUnit);
     let graph = nli_scorers.iter().any(|s| s.family() == Family::Graph);
-    let (raw_pairs_per_s, raw_pairs) = if nli_scorers.is_empty() {
+    // With an LLM judge there is no NLI model to measure alone.
+    let (raw_pairs_per_s, raw_pairs) = if nli_scorers.is_empty() || run.judge.is_some() {
         (None, 0)
     } else {
         raw_ceiling(engine, jobs, matched_nli, graph, run.premise, run.raw_pairs)?
@@ -209,9 +269,30 @@ pub fn measure(
         "clients": run.clients,
         "max_batch": batch,
     });
-    let Value::Object(summary) = summary else {
+    let Value::Object(mut summary) = summary else {
         unreachable!("json! of an object literal is an object")
     };
+    if let Some(j) = run.judge {
+        // What the judge cost: a user sees it before pointing it at a paid endpoint.
+        let (u1, u2) = (meter1.get(), meter2.get());
+        let tally = *tally1.lock().unwrap_or_else(|e| e.into_inner());
+        let extra = json!({
+            "nli_llm": j.llm,
+            "nli_prompt": j.prompt.as_str(),
+            "judge_pairs": tally.pairs,
+            "judge_from_logprobs": tally.from_logprobs,
+            "judge_from_labels": tally.from_labels,
+            "judge_unparsed": tally.unparsed,
+            "llm_calls": u1.requests,
+            "llm_prompt_tokens": u1.prompt_tokens,
+            "llm_completion_tokens": u1.completion_tokens,
+            "llm_cache_hits": u1.cache_hits,
+            "cached_run_llm_calls": u2.requests,
+        });
+        if let Value::Object(extra) = extra {
+            summary.extend(extra);
+        }
+    }
     Ok(Measured {
         results: first,
         summary,
@@ -281,13 +362,22 @@ pub fn run_all(
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(job) = jobs.get(i) else { break };
-                let r = pipeline::score(
-                    engine,
-                    llm,
-                    &job.response,
-                    &job.samples,
-                    &job.options(&names, run.premise),
-                );
+                let score = || {
+                    pipeline::score(
+                        engine,
+                        llm,
+                        &job.response,
+                        &job.samples,
+                        &job.options(&names, run.premise, run.judge),
+                    )
+                };
+                let (r, t) = judge::tallied(|| match run.meter {
+                    Some(m) => metered(m, score),
+                    None => score(),
+                });
+                if let Some(total) = run.tally {
+                    total.lock().unwrap_or_else(|e| e.into_inner()).add(&t);
+                }
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }

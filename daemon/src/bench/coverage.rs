@@ -48,7 +48,12 @@ pub fn coverage_bench(
     let (mut by_claims, mut with_added, mut no_claims) = (0usize, 0usize, 0usize);
     for r in &records {
         let units = llm.block_on(claims::decompose(&decomposer, &r.response))?;
-        let cov = coverage(engine, &r.response, &units, THRESHOLD)?;
+        let cov = coverage(
+            &crate::score::judge::Nli::model(engine),
+            &r.response,
+            &units,
+            THRESHOLD,
+        )?;
         let added: Vec<String> = cov
             .iter()
             .filter(|c| !c.covered)

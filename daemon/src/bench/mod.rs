@@ -16,7 +16,7 @@ mod table;
 
 pub use calibration::{calibration, CalibrationArgs};
 pub use claims::{claims, ClaimsArgs, SampleUnits};
-pub use common::{parse_premises, peak_rss_mb, DEFAULT_RAW_PAIRS};
+pub use common::{parse_premises, peak_rss_mb, Judge, DEFAULT_RAW_PAIRS};
 pub use coverage::coverage_bench;
 pub use load::{load, worker as load_worker, LoadArgs};
 pub use selfcheck::{compare_precisions, selfcheck, SelfcheckArgs};

@@ -36,6 +36,8 @@ pub struct SelfcheckArgs<'a> {
     pub premises: Vec<uq_core::score::premise::Premise>,
     /// Pairs of the raw-model measurement (0: skipped).
     pub raw_pairs: usize,
+    /// The LLM that judges NLI pairs (`--nli-llm`, `--nli-prompt`); `None`: the NLI model.
+    pub judge: Option<super::common::Judge>,
     /// Only these scorers (comma-separated names; `None`: all the benchmark runs).
     pub scorers: Option<&'a str>,
 }
@@ -93,6 +95,9 @@ pub fn selfcheck(
             clients: args.clients,
             premise,
             raw_pairs: args.raw_pairs,
+            judge: args.judge.as_ref(),
+            meter: None,
+            tally: None,
         };
         let mut measured = measure(engine, llm, &jobs, &run, &model_scorers)?;
         let mut run_lines = Vec::new();
@@ -192,9 +197,18 @@ fn evaluate(scorer: Scorer, passages: &[Passage], results: &[ScoreResult]) -> Va
     let (mut conf, mut factual) = (Vec::new(), Vec::new());
     let (mut passage_score, mut passage_share) = (Vec::new(), Vec::new());
     let mut passage_neg_log = Vec::new();
+    let mut dropped = 0usize;
     for (p, r) in passages.iter().zip(results) {
-        let scores = r.unit_scores(scorer.name());
-        let labels: Vec<bool> = p.annotation.iter().map(|a| a == "accurate").collect();
+        // NULL unit scores (NaN, e.g. every NLI pair of the unit unparsed by the LLM judge) are
+        // left out, and counted in `null_scores_dropped`.
+        let all = r.unit_scores(scorer.name());
+        let (scores, labels): (Vec<f64>, Vec<bool>) = all
+            .iter()
+            .zip(&p.annotation)
+            .filter(|(s, _)| s.is_finite())
+            .map(|(&s, a)| (s, a == "accurate"))
+            .unzip();
+        dropped += all.len().min(p.annotation.len()) - scores.len();
         if scores.is_empty() {
             continue;
         }
@@ -213,6 +227,8 @@ fn evaluate(scorer: Scorer, passages: &[Passage], results: &[ScoreResult]) -> Va
         "factual_auc_pr": average_precision(&conf, &factual).map(pct),
         "auroc": auroc(&conf, &factual).map(round),
         "passage_pearson": pearson(&passage_score, &passage_share).map(pct),
+        "units": conf.len(),
+        "null_scores_dropped": dropped,
     });
     if scorer.family() == Family::Ngram {
         line["passage_pearson_neg_log"] = json!(pearson(&passage_neg_log, &passage_share).map(pct));

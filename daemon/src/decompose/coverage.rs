@@ -9,12 +9,13 @@
 use uq_core::decompose::split_sentences;
 use uq_core::protocol::SentenceCoverage;
 
-use crate::engine::Engine;
+use crate::score::judge::Nli;
 
 /// Per sentence of `response`: p_e(premise = `claims` joined, hypothesis = sentence) and
-/// whether it reaches `threshold`. No claims: nothing is covered (entailment 0).
+/// whether it reaches `threshold`. No claims: nothing is covered (entailment 0). A pair the
+/// NLI judge (`nli_llm`) could not read has entailment NaN (null) and is not covered.
 pub fn coverage(
-    engine: &Engine,
+    nli: &Nli,
     response: &str,
     claims: &[String],
     threshold: f64,
@@ -28,7 +29,7 @@ pub fn coverage(
             .iter()
             .map(|s| (premise.clone(), s.clone()))
             .collect();
-        engine.nli(&pairs)?.iter().map(|p| p.entailment).collect()
+        nli.probs(&pairs)?.iter().map(|p| p.entailment).collect()
     };
     Ok(sentences
         .into_iter()

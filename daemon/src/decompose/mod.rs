@@ -90,7 +90,7 @@ pub fn decompose(
                 None if response.trim().is_empty() => Decomposed::default(),
                 None => {
                     let claims = llm.block_on(claims::decompose(&decomposer()?, response))?;
-                    with_coverage(engine, response, claims, opts)?
+                    with_coverage(engine, llm, response, claims, opts)?
                 }
             };
             let sample_units = if units.is_empty() || !opts.scoring.has_matched_unit() {
@@ -116,6 +116,7 @@ pub fn decompose(
 /// origin `uncovered_sentence`.
 fn with_coverage(
     engine: &Engine,
+    llm: &LlmService,
     response: &str,
     claims: Vec<String>,
     opts: &ScoreOptions,
@@ -126,7 +127,12 @@ fn with_coverage(
     let covered = if mode == Coverage::Off {
         Vec::new()
     } else {
-        coverage::coverage(engine, response, &units, opts.decompose.coverage_threshold)?
+        coverage::coverage(
+            &crate::score::judge::Nli::new(engine, llm, opts)?,
+            response,
+            &units,
+            opts.decompose.coverage_threshold,
+        )?
     };
     if mode == Coverage::AddUnits {
         for c in covered.iter().filter(|c| !c.covered) {

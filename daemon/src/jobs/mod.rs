@@ -71,6 +71,8 @@ pub struct RowOut {
     pub uad: Option<UadResult>,
     /// (unit index, kind, grade): graders' labels, and the labels of `labels_column`.
     pub labels: Vec<(usize, &'static str, Graded)>,
+    /// NLI pairs the judge LLM (option `nli_llm`) could not read in this row (NULL, left out).
+    pub nli_unparsed: usize,
 }
 
 type Key = (PathBuf, i64);

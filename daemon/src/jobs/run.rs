@@ -23,6 +23,7 @@ use crate::engine::defaults::DeviceDefaults;
 use crate::engine::Engine;
 use crate::grade::{self, Graded};
 use crate::role_llms::{metered, LlmService, UsageMeter};
+use crate::score::judge;
 use crate::{generate, pipeline, store};
 
 /// Source rows read at a time.
@@ -131,6 +132,8 @@ pub fn run_job(
     let mut progress = write::progress(&conn, job_id)?;
     on_progress(&progress);
     let rows = RowsInFlight::of(&spec, &engine.device_defaults());
+    // NLI pairs the judge LLM could not read, and in how many rows, in the rows of this run.
+    let (mut unparsed_pairs, mut unparsed_rows) = (0usize, 0usize);
     // Page by page (memory stays bounded on big tables), chunk by chunk within a page.
     loop {
         let page = pending_rows(&conn, &job.source_table, &spec, run_id, job_id, PAGE_ROWS)?;
@@ -146,6 +149,10 @@ pub fn run_job(
             let meter = Arc::new(UsageMeter::default());
             let results = score_chunk(engine, llm, &spec, rows.concurrency, chunk, &meter);
             let usage: Usage = meter.get();
+            for r in results.iter().flatten().filter(|r| r.nli_unparsed > 0) {
+                unparsed_pairs += r.nli_unparsed;
+                unparsed_rows += 1;
+            }
             // A database file made read-only meanwhile fails this chunk: the open connection
             // (and SQLite's reuse of its descriptors) would otherwise go on writing.
             let committed = store::check_writable(db).and_then(|()| {
@@ -178,6 +185,14 @@ pub fn run_job(
         notes.push(format!(
             "{} of {} rows failed: see SELECT * FROM uq_job_error WHERE job_id = {job_id}",
             progress.errors, progress.total
+        ));
+    }
+    if unparsed_pairs > 0 {
+        notes.push(format!(
+            "nli_llm: {unparsed_pairs} NLI pairs in {unparsed_rows} rows could not be read after up to {} retries \
+             (NULL, left out of their units' scores): see uq_debug() on one of these answers, or \
+             try another nli_llm or \"nli_prompt\"",
+            judge::RETRIES
         ));
     }
     notes.extend(super::adapt::finish_calibration(
@@ -263,7 +278,12 @@ fn score_chunk(
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(row) = rows.get(i) else { break };
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    metered(meter, || score_row(engine, llm, spec, row))
+                    let (r, tally) =
+                        judge::tallied(|| metered(meter, || score_row(engine, llm, spec, row)));
+                    r.map(|mut out| {
+                        out.nli_unparsed = tally.unparsed;
+                        out
+                    })
                 }))
                 .unwrap_or_else(|_| {
                     Err("internal error (panic) while scoring this row; please report it".into())
@@ -428,6 +448,7 @@ pub fn score_row(
         score,
         uad,
         labels,
+        nli_unparsed: 0,
     })
 }
 

@@ -11,18 +11,19 @@ use uq_core::score::black_box::{
 use uq_core::score::consistency::{bertscore_f1, normalized_cosine};
 use uq_core::scorers::{Consistency, Scorer};
 
-use crate::engine::Engine;
+use super::judge::Nli;
 
 /// Scores of `scorers` (each of consistency non-contradiction, cosine, BERTScore, exact match or
 /// semantic negentropy) for each answer group `[y_0, y_1..y_m]`: `out[s][g]`. The evidence of all
 /// groups is fetched from the engine in one batch per kind. A group with no sampled answer
 /// scores NaN (semantic negentropy: 1 for a lone answer, as `semantic_entropy`).
 pub fn black_box_scores(
-    engine: &Engine,
+    nli: &Nli,
     groups: &[Vec<String>],
     scorers: &[Scorer],
     clustering: Clustering,
 ) -> Result<Vec<Vec<f64>>, String> {
+    let engine = nli.engine;
     let wants = |c: Consistency| scorers.iter().any(|s| s.consistency() == c);
 
     // NLI: non-contradiction needs (y0, yj) both ways; negentropy every pair of distinct texts.
@@ -53,7 +54,7 @@ pub fn black_box_scores(
     let probs = if pairs.is_empty() {
         Vec::new()
     } else {
-        engine.nli(&pairs)?
+        nli.probs(&pairs)?
     };
     let neutral = NliProbs {
         entailment: 0.0,

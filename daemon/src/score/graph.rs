@@ -76,7 +76,7 @@ fn evidence(cx: &Context) -> Result<(Vec<Vec<f64>>, Vec<usize>), String> {
         .zip(premises)
         .flat_map(|(c, row)| row.into_iter().map(move |r| (r, c.clone())))
         .collect();
-    let p_e: Vec<Vec<f64>> = reshape(cx.engine.nli(&pairs)?, claims.len(), answers.len())
+    let p_e: Vec<Vec<f64>> = reshape(cx.nli()?.probs(&pairs)?, claims.len(), answers.len())
         .into_iter()
         .map(|row| row.iter().map(|p| p.entailment).collect())
         .collect();

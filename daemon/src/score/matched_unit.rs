@@ -81,7 +81,7 @@ fn nli_probs(
                 .map(move |s| (s.clone(), u.clone()))
         })
         .collect();
-    let mut it = cx.engine.nli(&pairs)?.into_iter();
+    let mut it = cx.nli()?.probs(&pairs)?.into_iter();
     Ok(cx
         .units
         .iter()

@@ -4,6 +4,7 @@
 
 pub mod black_box;
 pub mod graph;
+pub mod judge;
 pub mod matched_unit;
 pub mod ngram;
 pub mod premise;
@@ -32,6 +33,13 @@ pub struct Context<'a> {
     /// Each sample's units: given when a matched-unit scorer is asked for.
     pub sample_units: Option<&'a [Vec<String>]>,
     pub opts: &'a ScoreOptions,
+}
+
+impl<'a> Context<'a> {
+    /// Where this request's NLI pairs go: the NLI model, or the LLM of option `nli_llm`.
+    pub fn nli(&self) -> Result<judge::Nli<'a>, String> {
+        judge::Nli::new(self.engine, self.llm, self.opts)
+    }
 }
 
 /// Families in the order their evidence is gathered (LLM calls run in this order).
@@ -75,7 +83,7 @@ pub fn score(cx: &Context) -> Result<Scored, String> {
     let (response_scores, notes) = if short.is_empty() {
         (Vec::new(), Vec::new())
     } else {
-        short_form::score(cx.engine, cx.response, cx.samples, &short, cx.opts)?
+        short_form::score(&cx.nli()?, cx.response, cx.samples, &short, cx.opts)?
     };
     Ok(Scored {
         unit_scores,

@@ -18,7 +18,7 @@ use uq_core::score::black_box::normalized_probability;
 use uq_core::scorers::{Consistency, Scorer};
 
 use super::black_box::black_box_scores;
-use crate::engine::Engine;
+use super::judge::Nli;
 
 /// Note given when `normalized_probability` has no log-probabilities.
 pub const NO_LOGPROBS_NOTE: &str = "normalized_probability is NULL: no token log-probabilities \
@@ -28,7 +28,7 @@ pub const NO_LOGPROBS_NOTE: &str = "normalized_probability is NULL: no token log
 /// The short-form scores of `scorers` (those of family short_form, in order), and notes on the
 /// NULL ones.
 pub fn score(
-    engine: &Engine,
+    nli: &Nli,
     response: &str,
     samples: &[String],
     scorers: &[Scorer],
@@ -46,7 +46,7 @@ pub fn score(
         let group: Vec<String> = std::iter::once(response.to_string())
             .chain(samples.iter().cloned())
             .collect();
-        black_box_scores(engine, &[group], &black, opts.scoring.semantic_clustering)?
+        black_box_scores(nli, &[group], &black, opts.scoring.semantic_clustering)?
     };
     let mut out = Vec::with_capacity(scorers.len());
     for &s in scorers {

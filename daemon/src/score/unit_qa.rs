@@ -179,7 +179,7 @@ pub fn score(cx: &Context, scorers: &[Scorer]) -> Result<Vec<Vec<f64>>, String> 
     let qa = gather(cx.llm, cx.opts, cx.response, cx.units)?;
     let groups: Vec<Vec<String>> = qa.iter().flat_map(|u| u.answers.iter().cloned()).collect();
     let per_group = black_box_scores(
-        cx.engine,
+        &cx.nli()?,
         &groups,
         scorers,
         cx.opts.scoring.semantic_clustering,

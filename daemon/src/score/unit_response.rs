@@ -19,7 +19,7 @@ pub fn score(cx: &Context, scorers: &[Scorer]) -> Result<Vec<Vec<f64>>, String> 
         .zip(premises)
         .flat_map(|(u, row)| row.into_iter().map(move |y| (y, u.clone())))
         .collect();
-    let probs = reshape(cx.engine.nli(&pairs)?, cx.units.len(), cx.samples.len());
+    let probs = reshape(cx.nli()?.probs(&pairs)?, cx.units.len(), cx.samples.len());
     scorers
         .iter()
         .map(|&s| unit_response_scores(&probs, s))
