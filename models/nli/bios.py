@@ -197,6 +197,9 @@ ATTRS = {
         claim=[lambda p: f"{p.name} began {p.his} career in {p.debut}.", lambda p: f"{p.name} debuted in {p.debut}."],
         swap=lambda p, rng: setattr(p, "debut", _year_swap(p.debut, rng)), kind="year"),
 }
+# What a premise sentence of an attribute may also state (so a claim of these is not "absent").
+COVERS = {"born": {"city", "nat", "prof"}, "nat": {"prof"}, "prof": {"nat"}, "children": {"spouse"},
+          "award": {"award_year"}, "works": {"prof"}}
 # Facts a premise may omit and a neutral claim may state (the "absent" kind).
 EXTRA = [lambda p, f: f"{p.name} speaks {f.random_int(2, 5)} languages.",
          lambda p, f: f"{p.name} was knighted in {p.award_year + 3}.",
@@ -278,11 +281,10 @@ def v2_example(rng, fake, long):
         return premise, _join([_claim(p, k, rng) for k in keys]), label, "entail"
     if label == "contradiction":
         # value-swap one of the claimed facts on a copy of the person (the others stay true)
-        bad = rng.choice(keys)
-        if bad == "died" and not p.died:
-            bad = "born"
-            if bad not in attrs:
-                return premise, _join([_claim(p, k, rng) for k in keys]), "entailment", "entail"
+        swappable = [k for k in keys if not (k == "died" and not p.died)]
+        if not swappable:
+            return premise, _join([_claim(p, k, rng) for k in keys]), "entailment", "entail"
+        bad = rng.choice(swappable)
         q = _copy(p)
         ATTRS[bad]["swap"](q, rng)
         claims = [_claim(q if k == bad else p, k, rng) for k in keys]
@@ -296,7 +298,8 @@ def v2_example(rng, fake, long):
         if not (k == "city" and "born" in attrs):
             claims[keys.index(k)] = ATTRS[k]["specific"](p)
             return premise, _join(claims), label, f"more_specific:{k}"
-    absent = [k for k in ATTRS if k not in attrs and k not in ("award_year", "died")]
+    covered = set(attrs).union(*(COVERS.get(a, ()) for a in attrs))
+    absent = [k for k in ATTRS if k not in covered and k not in ("award_year", "died")]
     if absent and rng.random() < 0.6:
         k = rng.choice(absent)
         claims[rng.randrange(len(claims))] = _claim(p, k, rng)

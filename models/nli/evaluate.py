@@ -104,7 +104,7 @@ def evaluate(dirs, uqd, data_dir, cache, size="full", snli_limit=None, wikibio_l
         t0 = time.time()
         r = {"snli_test": accuracy(snli, predict(d, snli))}
         dev_pred = predict(d, dev)
-        r["dev"] = accuracy(dev, dev_pred, by=lambda x: x["kind"])
+        r["dev"] = accuracy(dev, dev_pred, by=lambda x: x["kind"] if x["kind"].startswith("swap") else x["kind"].split(":")[0])
         r["dev"]["by_label"] = accuracy(dev, dev_pred, by=lambda x: NAMES[x["label"]])["by"]
         r["wikibio_auroc"] = wikibio(uqd, d, data_dir, wikibio_limit, precisions)
         r["seconds"] = round(time.time() - t0, 1)
