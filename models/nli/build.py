@@ -50,7 +50,7 @@ def main():
     a = ap.parse_args()
     t_all = time.time()
     start = a.start or os.path.join(a.models, START[a.variant])
-    mix = "smoke" if a.smoke else a.variant
+    mix = ("smoke" if a.variant == "v2" else "smoke-v3") if a.smoke else a.variant
     info = {"variant": a.variant, "smoke": a.smoke, "start": start, "mix": data.MIXES[mix],
             "versions": versions()}
 

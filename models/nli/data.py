@@ -27,6 +27,7 @@ MIXES = {
     "v2": {"snli": 64_000, "long": 22_000, "short": 6_000, "hidden": 9_000},
     "v3": {"snli": 12_000, "long": 6_000, "short": 2_000, "hidden": 3_000, "v3": 18_000},
     "smoke": {"snli": 160, "long": 80, "short": 30, "hidden": 30},
+    "smoke-v3": {"snli": 100, "long": 40, "short": 20, "hidden": 20, "v3": 120},
 }
 DEV = {"full": {"long": 600, "short": 300, "v3": 900}, "smoke": {"long": 20, "short": 10, "v3": 30}}
 
