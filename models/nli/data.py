@@ -81,8 +81,12 @@ def train_set(mix, cache, seed=13):
         others.insert(rng.randint(0, len(others)), r["premise"])
         r["premise"], r["kind"] = " ".join(others), "snli_hidden"
         pairs.append(r)
+    bases = sorted(SEED_BASE.values()) + [DEV_SEED_BASE]
     for kind in ("long", "short", "v3"):
-        pairs += [bios.example(SEED_BASE[kind] + i, kind) for i in range(sizes.get(kind, 0))]
+        n = sizes.get(kind, 0)
+        # the kind's seeds stay below the next range (and so below the dev set's)
+        assert SEED_BASE[kind] + n <= bases[bases.index(SEED_BASE[kind]) + 1], (kind, n)
+        pairs += [bios.example(SEED_BASE[kind] + i, kind) for i in range(n)]
     for r in pairs:
         r.pop("caption", None)
     rng.shuffle(pairs)
