@@ -82,7 +82,9 @@ def wikibio(uqd, model_dir, data_dir, limit, precisions, variants_dir=None):
         except ValueError:
             continue
         if j.get("scorer") in SCORERS:
-            res.setdefault(j.get("precision", "?"), {})[j["scorer"]] = j.get("auroc")
+            r = res.setdefault(j.get("precision", "?"), {})
+            r[j["scorer"]] = j.get("auroc")
+            r["premise"] = j.get("premise")
     for p, r in res.items():
         missing = [s for s in SCORERS if not isinstance(r.get(s), (int, float))]
         if missing:
