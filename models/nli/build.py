@@ -86,7 +86,7 @@ def main():
                                                                [os.path.join(a.models, "nli-minilm-l6-v2")])
         rep = evaluate.evaluate([a.out] + baselines, a.uqd, a.data, a.cache, "smoke" if a.smoke else "full",
                                 snli_limit=200 if a.smoke else None, wikibio_limit=3 if a.smoke else None,
-                                log=log)
+                                log=log, optimized=(a.out,))
         info["evaluation"] = rep
         print(evaluate.table(rep))
     info["seconds"] = round(time.time() - t_all, 1)

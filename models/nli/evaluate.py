@@ -95,8 +95,17 @@ def wikibio(uqd, model_dir, data_dir, limit, precisions, variants_dir=None):
     return res
 
 
+def optimize(uqd, model_dir):
+    """`uqd models optimize DIR`: the fp32/int8 variants that `--precision` runs."""
+    run = subprocess.run([uqd, "models", "optimize", model_dir], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"evaluate: {uqd} models optimize {model_dir} failed:\n{run.stderr[-3000:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
 def evaluate(dirs, uqd, data_dir, cache, size="full", snli_limit=None, wikibio_limit=None,
-             precisions="fp32,int8", log=print):
+             precisions="fp32,int8", log=print, optimized=()):
+    """`optimized`: directories whose variants were just written (the others are optimized first)."""
     snli = data.read_snli(cache, "test")
     if snli_limit:
         snli = snli[:snli_limit]
@@ -108,6 +117,8 @@ def evaluate(dirs, uqd, data_dir, cache, size="full", snli_limit=None, wikibio_l
         dev_pred = predict(d, dev)
         r["dev"] = accuracy(dev, dev_pred, by=lambda x: x["kind"] if x["kind"].startswith("swap") else x["kind"].split(":")[0])
         r["dev"]["by_label"] = accuracy(dev, dev_pred, by=lambda x: NAMES[x["label"]])["by"]
+        if d not in optimized:
+            optimize(uqd, d)
         r["wikibio_auroc"] = wikibio(uqd, d, data_dir, wikibio_limit, precisions)
         r["seconds"] = round(time.time() - t0, 1)
         report[d] = r
