@@ -1,0 +1,112 @@
+"""The NLI model recipe: start model (ONNX -> PyTorch, checked against ONNX Runtime), training
+mix, one pass of fine-tuning, ONNX export (checked against PyTorch), `uqd models optimize`, and
+the evaluation (evaluate.py), printed as a table and written to OUT/recipe.json.
+
+  python build.py --variant v2 --out DIR            the full v2-class rebuild (from v1)
+  python build.py --variant v3 --out DIR            v3: a further pass from v2 on v3's mix
+  python build.py --variant v2 --smoke --out DIR    a few hundred pairs: checks that the whole
+                                                    recipe runs and that uqd loads and scores
+                                                    with what it exports
+Run it through `make nli-model` / `make nli-v3` / `make nli-smoke` (models/nli/README.md).
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import convert  # noqa: E402
+import data  # noqa: E402
+import evaluate  # noqa: E402
+import export  # noqa: E402
+import train  # noqa: E402
+
+START = {"v2": "nli-minilm-l6", "v3": "nli-minilm-l6-v2"}
+
+
+def log(msg):
+    print(f"nli: {msg}", file=sys.stderr, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--variant", choices=["v2", "v3"], default="v2")
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--models", default="../shared/models")
+    ap.add_argument("--start", help="start model directory (default: v1 for v2, the shipped v2 for v3)")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--cache", default=".cache/nli-data")
+    ap.add_argument("--uqd", default="dist/uqd")
+    ap.add_argument("--baseline", action="append", default=None,
+                    help="model directories evaluated beside the new one in the same run "
+                         "(default: the shipped v2 in a full run, none in smoke mode)")
+    ap.add_argument("--no-eval", action="store_true")
+    a = ap.parse_args()
+    t_all = time.time()
+    start = a.start or os.path.join(a.models, START[a.variant])
+    mix = ("smoke" if a.variant == "v2" else "smoke-v3") if a.smoke else a.variant
+    info = {"variant": a.variant, "smoke": a.smoke, "start": start, "mix": data.MIXES[mix],
+            "versions": versions()}
+
+    t0 = time.time()
+    model = convert.load(start)
+    info["start_check_max_abs_logit_diff"] = convert.check(model, start)
+    log(f"start {start}: PyTorch vs ONNX Runtime max |logit diff| {info['start_check_max_abs_logit_diff']:.1e} "
+        f"({time.time() - t0:.1f}s)")
+
+    t0 = time.time()
+    pairs = data.train_set(mix, a.cache)
+    info["data_seconds"] = round(time.time() - t0, 1)
+    log(f"training mix {mix}: {len(pairs)} pairs {data.MIXES[mix]} ({info['data_seconds']}s)")
+
+    info["train"] = train.train(model, os.path.join(start, "tokenizer.json"), pairs, log=lambda m: log(m))
+
+    t0 = time.time()
+    name = (f"uqlite models/nli recipe, {a.variant}{' smoke' if a.smoke else ''}: {os.path.basename(start)} "
+            f"fine-tuned 1 pass on {len(pairs)} pairs {json.dumps(data.MIXES[mix])}")
+    info["export_check_max_abs_logit_diff"] = export.export(model, start, a.out, name)
+    log(f"exported {a.out}/model.onnx: PyTorch vs ONNX Runtime max |logit diff| "
+        f"{info['export_check_max_abs_logit_diff']:.1e} ({time.time() - t0:.1f}s)")
+
+    t0 = time.time()
+    opt = subprocess.run([a.uqd, "models", "optimize", a.out], capture_output=True, text=True)
+    if opt.returncode != 0:
+        raise SystemExit(f"nli: {a.uqd} models optimize {a.out} failed:\n{opt.stderr[-3000:]}")
+    info["optimize"] = json.loads(opt.stdout.strip().splitlines()[-1])
+    log(f"uqd models optimize: {time.time() - t0:.1f}s")
+
+    if not a.no_eval:
+        baselines = a.baseline if a.baseline is not None else ([] if a.smoke else
+                                                               [os.path.join(a.models, "nli-minilm-l6-v2")])
+        rep = evaluate.evaluate([a.out] + baselines, a.uqd, a.data, a.cache, "smoke" if a.smoke else "full",
+                                snli_limit=200 if a.smoke else None, wikibio_limit=3 if a.smoke else None,
+                                log=log, optimized=(a.out,))
+        info["evaluation"] = rep
+        print(evaluate.table(rep))
+    info["seconds"] = round(time.time() - t_all, 1)
+    with open(os.path.join(a.out, "recipe.json"), "w") as f:
+        json.dump(info, f, indent=2)
+    log(f"done in {info['seconds']}s: {a.out} (recipe.json)")
+
+
+def versions():
+    import onnx
+    import onnxruntime
+    import tokenizers
+    import torch
+    import transformers
+    import faker  # noqa: F401
+    from importlib.metadata import version
+    return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
+            "tokenizers": tokenizers.__version__, "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__,
+            "faker": version("faker"), "cpu_threads": torch.get_num_threads()}
+
+
+if __name__ == "__main__":
+    main()

