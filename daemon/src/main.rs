@@ -194,7 +194,7 @@ enum BenchCommand {
         /// Number of sampled responses per passage (m).
         #[arg(long, default_value_t = 5)]
         samples: usize,
-        /// Concurrent clients submitting passages (default: 2 on the CPU, 32 on CUDA).
+        /// Concurrent clients submitting passages (default: 8 on the CPU, 32 on CUDA).
         #[arg(long)]
         clients: Option<usize>,
         /// Only the first N passages.
@@ -229,7 +229,7 @@ enum BenchCommand {
         /// Number of sampled responses per answer (m; the data holds 10).
         #[arg(long, default_value_t = 5)]
         samples: usize,
-        /// Concurrent clients submitting answers (default: 2 on the CPU, 32 on CUDA).
+        /// Concurrent clients submitting answers (default: 8 on the CPU, 32 on CUDA).
         #[arg(long)]
         clients: Option<usize>,
         /// Only the first N answers.
@@ -319,7 +319,7 @@ enum BenchCommand {
         /// Number of sampled responses per answer (m; the data holds 10).
         #[arg(long, default_value_t = 5)]
         samples: usize,
-        /// Concurrent clients submitting answers (default: 2 on the CPU, 32 on CUDA).
+        /// Concurrent clients submitting answers (default: 8 on the CPU, 32 on CUDA).
         #[arg(long)]
         clients: Option<usize>,
         /// Only the first N answers of each file.

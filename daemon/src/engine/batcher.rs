@@ -162,36 +162,48 @@ impl State {
         None
     }
 
-    /// The oldest window and the queued windows closest to it in length, at most `max_batch`
-    /// in all, in length order.
+    /// The oldest window and queued windows of similar length, at most `max_batch` in all, in
+    /// length order: of the runs of `max_batch` consecutive windows (in length order) that hold
+    /// the oldest, the one that pads least (fewest tokens added to reach its longest window).
     fn take_batch(&mut self, max_batch: usize) -> Vec<Job> {
         let Some((key, _)) = self.oldest() else {
             return Vec::new();
         };
-        let mut keys = vec![key];
-        {
-            let mut below = self.by_len.range(..key).rev().map(|(k, _)| *k).peekable();
-            let mut above = self
-                .by_len
-                .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
-                .map(|(k, _)| *k)
-                .peekable();
-            while keys.len() < max_batch {
-                let next = match (below.peek(), above.peek()) {
-                    (Some(b), Some(a)) if key.0 - b.0 <= a.0 - key.0 => below.next(),
-                    (Some(_), Some(_)) => above.next(),
-                    (Some(_), None) => below.next(),
-                    (None, Some(_)) => above.next(),
-                    (None, None) => None,
-                };
-                match next {
-                    Some(k) => keys.push(k),
-                    None => break,
-                }
-            }
-        }
-        keys.sort_unstable();
-        keys.iter().filter_map(|k| self.by_len.remove(k)).collect()
+        // Up to max_batch - 1 neighbours on each side of the oldest, in length order.
+        let below: Vec<(usize, u64)> = self
+            .by_len
+            .range(..key)
+            .rev()
+            .take(max_batch - 1)
+            .map(|(k, _)| *k)
+            .collect();
+        let above: Vec<(usize, u64)> = self
+            .by_len
+            .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
+            .take(max_batch - 1)
+            .map(|(k, _)| *k)
+            .collect();
+        let run: Vec<(usize, u64)> = below
+            .into_iter()
+            .rev()
+            .chain(std::iter::once(key))
+            .chain(above)
+            .collect();
+        let at = run.iter().position(|k| *k == key).unwrap_or(0);
+        let n = max_batch.min(run.len());
+        // Windows of n consecutive keys holding `at`: starts from at + 1 - n to at.
+        let padding = |start: usize| {
+            let w = &run[start..start + n];
+            let longest = w.iter().map(|k| k.0).max().unwrap_or(0);
+            w.iter().map(|k| longest - k.0).sum::<usize>()
+        };
+        let first = (at + 1).saturating_sub(n);
+        let last = at.min(run.len() - n);
+        let start = (first..=last).min_by_key(|&s| padding(s)).unwrap_or(first);
+        run[start..start + n]
+            .iter()
+            .filter_map(|k| self.by_len.remove(k))
+            .collect()
     }
 }
 
