@@ -171,14 +171,12 @@ fn score_file(
         engine,
         llm,
         &jobs(&records, args.samples, None),
-        &RunConfig {
-            clients: args.clients,
-            premise: uq_core::score::premise::default_premise(uq_core::scorers::Granularity::Claim),
-            raw_pairs: 0,
-            judge: None,
-            meter: None,
-            tally: None,
-        },
+        &RunConfig::new(
+            args.clients,
+            uq_core::score::premise::default_premise(uq_core::scorers::Granularity::Claim),
+            0,
+            None,
+        ),
         scorers,
     )?;
     let mut labels = Vec::new();

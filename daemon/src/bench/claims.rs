@@ -126,14 +126,7 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
     let jobs = jobs(&records, args.samples, args.sample_units);
     let mut runs = Vec::new();
     for &premise in &args.premises {
-        let run = RunConfig {
-            clients: args.clients,
-            premise,
-            raw_pairs: args.raw_pairs,
-            judge: args.judge.as_ref(),
-            meter: None,
-            tally: None,
-        };
+        let run = RunConfig::new(args.clients, premise, args.raw_pairs, args.judge.as_ref());
         let mut measured = measure(engine, llm, &jobs, &run, &scorers)?;
         let mut lines = Vec::new();
         let per_scorer: Vec<(Scorer, Vec<Vec<f64>>)> = scorers

@@ -110,6 +110,26 @@ pub struct RunConfig<'a> {
     pub tally: Option<&'a Mutex<Tally>>,
 }
 
+impl<'a> RunConfig<'a> {
+    /// A benchmark run of one premise setting, with the judge of `--nli-llm` if any; the run's
+    /// usage is metered by `measure` itself.
+    pub fn new(
+        clients: usize,
+        premise: Premise,
+        raw_pairs: usize,
+        judge: Option<&'a Judge>,
+    ) -> RunConfig<'a> {
+        RunConfig {
+            clients,
+            premise,
+            raw_pairs,
+            judge,
+            meter: None,
+            tally: None,
+        }
+    }
+}
+
 /// Pairs of the raw-model measurement when `--raw-pairs` is not given.
 pub const DEFAULT_RAW_PAIRS: usize = 1000;
 

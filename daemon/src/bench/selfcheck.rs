@@ -91,14 +91,7 @@ pub fn selfcheck(
     let mut lines = Vec::new();
     let mut runs = Vec::new();
     for &premise in &args.premises {
-        let run = RunConfig {
-            clients: args.clients,
-            premise,
-            raw_pairs: args.raw_pairs,
-            judge: args.judge.as_ref(),
-            meter: None,
-            tally: None,
-        };
+        let run = RunConfig::new(args.clients, premise, args.raw_pairs, args.judge.as_ref());
         let mut measured = measure(engine, llm, &jobs, &run, &model_scorers)?;
         let mut run_lines = Vec::new();
         for &scorer in &model_scorers {
