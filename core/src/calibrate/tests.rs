@@ -1,25 +1,13 @@
 use serde_json::json;
 
 use super::*;
+use crate::test_util::uniforms;
 
 const T: bool = true;
 const F: bool = false;
 
 fn near(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol
-}
-
-/// Deterministic pseudo-random numbers in [0, 1) (a 64-bit LCG, Knuth's constants).
-fn uniforms(seed: u64, n: usize) -> Vec<f64> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 11) as f64 / (1u64 << 53) as f64
-        })
-        .collect()
 }
 
 /// Logistic regression of the Platt targets on the scores, fitted here by a separate method:

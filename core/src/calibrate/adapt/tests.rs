@@ -3,19 +3,7 @@ use serde_json::json;
 use super::*;
 use crate::calibrate::Method;
 use crate::metrics::ece;
-
-/// Deterministic pseudo-random numbers in (0, 1) (a 64-bit LCG, Knuth's constants).
-fn uniforms(seed: u64, n: usize) -> Vec<f64> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-        })
-        .collect()
-}
+use crate::test_util::open_uniforms as uniforms;
 
 /// `n` units, each true with probability `prior`, scored N(0.65, 0.12) when true and
 /// N(0.45, 0.12) when false (Box–Muller): equal variances, so P(true | s) is logistic in s and a
