@@ -222,7 +222,6 @@ impl Queue {
 pub struct Batcher {
     queue: Arc<Queue>,
     stats: Arc<PadStats>,
-    max_batch: usize,
     handles: Vec<JoinHandle<()>>,
 }
 
@@ -254,7 +253,6 @@ impl Batcher {
         Ok(Batcher {
             queue,
             stats,
-            max_batch,
             handles,
         })
     }
@@ -281,11 +279,6 @@ impl Batcher {
     /// Whether a worker thread is still running.
     pub fn is_alive(&self) -> bool {
         self.handles.iter().any(|h| !h.is_finished())
-    }
-
-    /// The largest batch a worker forms.
-    pub fn max_batch(&self) -> usize {
-        self.max_batch
     }
 
     /// Padding of the batches run so far for callers.
