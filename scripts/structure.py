@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""The source's shape, measured: import cycles between modules, imports that run back up to an
+ancestor module, core maths that reaches up into `options/`, the largest non-test files and the
+longest non-test functions. Used for the "before/after" figures of a restructuring.
+
+    python3 scripts/structure.py [ROOT] [--top N]
+
+ROOT is a checkout (default: this one). Test code (files named `tests.rs`, `tests/` folders,
+`#[cfg(test)]` modules) is left out of every figure.
+"""
+import re
+import sys
+from pathlib import Path
+
+CRATES = {"core": "core/src", "daemon": "daemon/src", "llm": "daemon/llm/src", "ext": "ext/src"}
+# Modules of `uq_core` that hold the maths: they may not import `options`.
+CORE_MATHS = ("aggregate", "calibrate", "decompose", "ensemble", "metrics", "score", "scorers")
+
+
+def strip_tests(text):
+    """The text without `#[cfg(test)]` items (a module or a function), comments and strings."""
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r'r#"(?:.|\n)*?"#', '""', text)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    text = re.sub(r"'(?:\\.|[^'\\])'", "' '", text)
+    out, i = [], 0
+    for m in re.finditer(r"#\[cfg\(test\)\]", text):
+        if m.start() < i:
+            continue
+        out.append(text[i:m.start()])
+        j = text.find("{", m.end())
+        semi = text.find(";", m.end())
+        if semi != -1 and (j == -1 or semi < j):
+            i = semi + 1
+            continue
+        i = match_brace(text, j) + 1
+    out.append(text[i:])
+    return "".join(out)
+
+
+def match_brace(text, j):
+    depth = 0
+    for k in range(j, len(text)):
+        if text[k] == "{":
+            depth += 1
+        elif text[k] == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+    return len(text) - 1
+
+
+def is_test_file(rel):
+    return rel.name == "tests.rs" or "tests" in rel.parts[:-1]
+
+
+def modules(src):
+    """{module path tuple: file} for every non-test file of a crate."""
+    mods = {}
+    for f in sorted(src.rglob("*.rs")):
+        rel = f.relative_to(src)
+        if is_test_file(rel):
+            continue
+        parts = list(rel.with_suffix("").parts)
+        if parts[-1] in ("lib", "main", "mod"):
+            parts = parts[:-1]
+        if parts and parts[0] == "bin":
+            continue
+        mods[tuple(parts)] = f
+    return mods
+
+
+def use_paths(text):
+    """Every path a `use` brings in, and every `crate::`/`super::` path written in code."""
+    paths = []
+    for m in re.finditer(r"\buse\s+([^;]+);", text):
+        paths += expand(m.group(1).replace("\n", " ").replace(" ", ""))
+    body = re.sub(r"\buse\s+[^;]+;", "", text)
+    for m in re.finditer(r"\b((?:crate|super|self)(?:::\w+)+)", body):
+        paths.append(m.group(1))
+    return paths
+
+
+def expand(tree):
+    """`a::{b, c::{d, e}}` -> [`a::b`, `a::c::d`, `a::c::e`]."""
+    i = tree.find("{")
+    if i == -1:
+        return [re.sub(r"as\w+$", "", tree)]
+    prefix, inner = tree[:i], tree[i + 1:tree.rfind("}")]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += ch == "{"
+        depth -= ch == "}"
+        cur += ch
+    parts.append(cur)
+    return [p for part in parts if part for p in expand(prefix + part)]
+
+
+def resolve(path, here, mods):
+    """The module a path points into (its longest known prefix), or None for another crate."""
+    segs = path.split("::")
+    if segs[0] == "crate":
+        base, segs = (), segs[1:]
+    elif segs[0] in ("super", "self"):
+        base = here
+        while segs and segs[0] in ("super", "self"):
+            if segs[0] == "super":
+                base = base[:-1]
+            segs = segs[1:]
+    else:
+        return None
+    target = base
+    for s in segs:
+        if target + (s,) in mods:
+            target = target + (s,)
+        else:
+            break
+    return target
+
+
+def name(mod):
+    return "::".join(mod) or "lib"
+
+
+def crate_graph(src):
+    mods = modules(src)
+    edges = {}
+    for mod, f in mods.items():
+        text = strip_tests(f.read_text())
+        for p in use_paths(text):
+            t = resolve(p, mod, mods)
+            if t is not None and t != mod:
+                edges.setdefault(mod, {}).setdefault(t, set()).add(p.split("::")[-1])
+    return mods, edges
+
+
+def sccs(nodes, adj):
+    index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in adj.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in nodes:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def functions(text):
+    """(name, lines) of every `fn` with a body."""
+    out = []
+    for m in re.finditer(r"\bfn\s+(\w+)", text):
+        j = text.find("{", m.end())
+        semi = text.find(";", m.end())
+        if j == -1 or (semi != -1 and semi < j):
+            continue
+        k = match_brace(text, j)
+        out.append((m.group(1), text.count("\n", m.start(), k) + 1))
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    top = 5
+    if "--top" in args:
+        i = args.index("--top")
+        top = int(args[i + 1])
+        del args[i:i + 2]
+    root = Path(args[0] if args else Path(__file__).resolve().parent.parent)
+    files, funcs = [], []
+    for crate, rel in CRATES.items():
+        src = root / rel
+        mods, edges = crate_graph(src)
+        sideways = {a: {b for b in bs if a[:len(b)] != b} for a, bs in edges.items()}
+        cycles = sccs(list(mods), sideways)
+        tops = {}
+        for a, bs in edges.items():
+            for b, items in bs.items():
+                if a[:1] != b[:1] and a and b:
+                    tops.setdefault(a[:1], {}).setdefault(b[:1], set()).update(
+                        f"{name(a)} -> {name(b)}::{i}" for i in items)
+        folder_cycles = sccs(sorted({m[:1] for m in mods if m}), tops)
+        n_imports = sum(len(bs) for bs in edges.values())
+        back = [(a, b, sorted(items)) for a, bs in edges.items() for b, items in bs.items()
+                if a[:len(b)] == b]
+        print(f"## {crate} ({rel}): {len(mods)} modules, {n_imports} module imports, "
+              f"{len(back)} back up to an ancestor, {len(cycles)} cycles between modules, "
+              f"{len(folder_cycles)} between top-level modules")
+        for c in cycles:
+            pairs = [f"{name(a)} -> {name(b)} ({', '.join(sorted(sideways_items(edges, a, b)))})"
+                     for a in c for b in c if b in sideways.get(a, ())]
+            print("  cycle: " + " | ".join(pairs))
+        for c in folder_cycles:
+            links = [x for a in c for b in c if b in tops.get(a, {}) for x in sorted(tops[a][b])]
+            print(f"  top-level cycle {' <-> '.join(name(m) for m in c)}: " + "; ".join(links))
+        for a, b, items in sorted(back):
+            print(f"  back up: {name(a)} -> {name(b)} ({', '.join(items)})")
+        if crate == "core":
+            for a, bs in sorted(edges.items()):
+                if a and a[0] in CORE_MATHS:
+                    for b, items in bs.items():
+                        if b and b[0] == "options":
+                            print(f"  maths -> options: {name(a)} -> {name(b)} ({', '.join(sorted(items))})")
+        for mod, f in mods.items():
+            text = f.read_text()
+            stripped = strip_tests(text)
+            code = [l for l in stripped.splitlines() if l.strip()]
+            files.append((len(code), str(f.relative_to(root))))
+            funcs += [(n, fn, str(f.relative_to(root))) for fn, n in functions(stripped)]
+    print(f"\n## {top} largest non-test files (non-blank, non-comment lines)")
+    for n, f in sorted(files, reverse=True)[:top]:
+        print(f"  {n:5}  {f}")
+    print(f"\n## {top} longest non-test functions (lines)")
+    for n, fn, f in sorted(funcs, reverse=True)[:top]:
+        print(f"  {n:5}  {fn}  ({f})")
+    over = [x for x in funcs if x[0] > 80]
+    print(f"\nnon-test functions over 80 lines: {len(over)}")
+    for n, fn, f in sorted(over, reverse=True):
+        print(f"  {n:5}  {fn}  ({f})")
+
+
+def sideways_items(edges, a, b):
+    return edges.get(a, {}).get(b, set())
+
+
+if __name__ == "__main__":
+    main()
