@@ -25,7 +25,7 @@ pub use adapt::{FittedOn, Prior};
 
 use serde_json::{json, Map, Value};
 
-use crate::options::type_name;
+use crate::json::type_name;
 
 /// How a calibration is fitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

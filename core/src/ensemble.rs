@@ -17,8 +17,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::json::type_name;
 use crate::metrics::auroc;
-use crate::options::type_name;
 
 /// What the weights are tuned for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -10,6 +10,7 @@ pub mod calibrate;
 pub mod decompose;
 pub mod ensemble;
 pub mod jobs;
+pub mod json;
 pub mod limits;
 pub mod metrics;
 pub mod options;

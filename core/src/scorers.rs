@@ -8,9 +8,7 @@ mod kinds;
 
 use std::fmt;
 
-pub use kinds::{Consistency, Family, Granularity};
-
-use crate::score::graph::GraphMetric;
+pub use kinds::{Consistency, Family, Granularity, GraphMetric};
 
 /// One row of the scorer catalogue: everything uqlite states about a scorer, in one place.
 /// Every accessor of [`Scorer`] reads its row; `uq_scorers()`, the option checks and the docs'

@@ -9,7 +9,8 @@
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use serde_json::{Map, Value};
-use uq_core::options::{parse_llm_config, type_name, LlmRole, ScoreOptions};
+use uq_core::json::type_name;
+use uq_core::options::{parse_llm_config, LlmRole, ScoreOptions};
 use uq_core::scorers::{Family, Granularity};
 
 use crate::args;

@@ -27,7 +27,7 @@
 use serde_json::{json, Map, Value};
 
 use super::Calibration;
-use crate::options::type_name;
+use crate::json::type_name;
 use crate::score::premise::Premise;
 
 /// EM stops when the prior moves by less than this between two iterations.

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::json::string_option;
+use super::values::string_option;
 use crate::aggregate::Aggregation;
 
 /// How unit scores become the response's score.

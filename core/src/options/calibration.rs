@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::json::type_name;
 use crate::calibrate::Calibration;
+use crate::json::type_name;
 use crate::scorers::Scorer;
 
 /// Option `calibration`: `{"<scorer>": <model>, …}`.

@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::json::{ranged, string_array, string_option, type_name};
+use super::values::{ranged, string_array, string_option};
+use crate::json::type_name;
 use crate::scorers::Granularity;
 
 /// Option `coverage`: what to do with the sentences of the response that its LLM claims do not

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::json::ranged;
+use super::values::ranged;
 
 /// Default temperature of the original answer (`uq_generate` row 0).
 pub const DEFAULT_TEMPERATURE: f64 = 0.0;

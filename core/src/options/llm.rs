@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::json::{number_or_type, ranged, string_option, type_name};
+use super::values::{ranged, string_option};
+use crate::json::{number_or_type, type_name};
 
 /// An LLM role: which LLM does which job. Each role's option falls back to `llm`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -13,10 +13,10 @@ mod aggregate;
 mod calibration;
 mod decompose;
 mod generation;
-mod json;
 mod llm;
 mod scoring;
 mod uad;
+mod values;
 
 use serde_json::Value;
 
@@ -24,7 +24,6 @@ pub use aggregate::AggregateOptions;
 pub use calibration::{Adapt, CalibrationOptions};
 pub use decompose::{check_sample_units, Coverage, DecomposeOptions, DEFAULT_COVERAGE_THRESHOLD};
 pub use generation::{GenerationOptions, DEFAULT_SAMPLING_TEMPERATURE, DEFAULT_TEMPERATURE};
-pub use json::type_name;
 pub use llm::{
     parse_llm_config, LlmBackendKind, LlmConfig, LlmOptions, LlmRole, NliPrompt, LLM_CONFIG_KEYS,
 };

@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
-use super::json::{number_or_type, ranged, string_array, string_option, type_name};
+use super::values::{ranged, string_array, string_option};
 use crate::ensemble::{combine, Weights};
+use crate::json::{number_or_type, type_name};
 use crate::score::black_box::Clustering;
 use crate::score::graph::{DEFAULT_DAMPING, DEFAULT_EDGE_THRESHOLD};
 use crate::score::premise::Premise;

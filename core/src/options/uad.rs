@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::json::{bool_option, ranged, string_option};
+use super::values::{bool_option, ranged, string_option};
 use crate::aggregate::uad::uad_threshold;
 pub use crate::aggregate::uad::DEFAULT_UAD_THRESHOLD;
 use crate::scorers::Scorer;

@@ -8,10 +8,10 @@
 //! The paper's graph is unweighted ([`graph_scores`]); uqlm keeps p_e as the edge weight
 //! ([`graph_scores_weighted`]), which only PageRank and Laplacian centrality read.
 
+use crate::scorers::GraphMetric;
 use petgraph::graph::{NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
 use std::collections::VecDeque;
-use std::fmt;
 
 /// uqlm's default `binary_edge_threshold` (`GraphScorer`).
 pub const DEFAULT_EDGE_THRESHOLD: f64 = 0.5;
@@ -21,69 +21,6 @@ pub const DEFAULT_DAMPING: f64 = 0.85;
 pub const PAGERANK_MAX_ITER: usize = 1000;
 /// networkx's PageRank tolerance; convergence when the L1 change < N · tol.
 pub const PAGERANK_TOL: f64 = 1.0e-6;
-
-/// A graph centrality metric used as a claim scorer (paper §3.3.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GraphMetric {
-    Betweenness,
-    Closeness,
-    Harmonic,
-    Laplacian,
-    PageRank,
-}
-
-impl GraphMetric {
-    /// Every metric, in the paper's order.
-    pub const ALL: &'static [GraphMetric] = &[
-        GraphMetric::Betweenness,
-        GraphMetric::Closeness,
-        GraphMetric::Harmonic,
-        GraphMetric::Laplacian,
-        GraphMetric::PageRank,
-    ];
-
-    /// The scorer name uqlm uses (`GRAPH_SCORERS` of module `uqlm.scorers.longform.graph`).
-    pub fn name(self) -> &'static str {
-        match self {
-            GraphMetric::Betweenness => "betweenness_centrality",
-            GraphMetric::Closeness => "closeness_centrality",
-            GraphMetric::Harmonic => "harmonic_centrality",
-            GraphMetric::Laplacian => "laplacian_centrality",
-            GraphMetric::PageRank => "page_rank",
-        }
-    }
-
-    /// Parses uqlm's scorer name (case-insensitive, surrounding blanks ignored); the short
-    /// forms "betweenness", "closeness", "harmonic", "laplacian" and "pagerank" are accepted
-    /// too.
-    pub fn parse(name: &str) -> Result<GraphMetric, String> {
-        let key = name.trim().to_ascii_lowercase();
-        if let Some(m) = Self::ALL.iter().find(|m| m.name() == key) {
-            return Ok(*m);
-        }
-        match key.as_str() {
-            "betweenness" => Ok(GraphMetric::Betweenness),
-            "closeness" => Ok(GraphMetric::Closeness),
-            "harmonic" => Ok(GraphMetric::Harmonic),
-            "laplacian" => Ok(GraphMetric::Laplacian),
-            "pagerank" | "page_rank_centrality" => Ok(GraphMetric::PageRank),
-            _ => Err(format!(
-                "unknown graph metric {name:?}: use one of {}",
-                Self::ALL
-                    .iter()
-                    .map(|m| format!("{:?}", m.name()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        }
-    }
-}
-
-impl fmt::Display for GraphMetric {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// The paper's edge rule "claim s is entailed in response y" (§3.3.4) as uqlm's `GraphScorer`
 /// decides it: claim c and response r are joined iff `p_e[c][r] >= threshold` (default

@@ -113,7 +113,7 @@ impl Premise {
             }
             other => Err(format!(
                 "option premise must be \"whole\" or an object, e.g. {example}; got {}",
-                crate::options::type_name(other)
+                crate::json::type_name(other)
             )),
         }
     }

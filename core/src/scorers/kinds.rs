@@ -1,5 +1,5 @@
-//! The kinds a scorer is made of: the granularity of its units (§3.1), its family (§3.3) and
-//! its consistency function η (§3.2).
+//! The kinds a scorer is made of: the granularity of its units (§3.1), its family (§3.3),
+//! its consistency function η (§3.2) and, for a graph scorer, its centrality (§3.3.4).
 
 use std::fmt;
 
@@ -153,5 +153,68 @@ impl Consistency {
                 | Consistency::SemanticNegentropy
                 | Consistency::MeanNoncontradiction
         )
+    }
+}
+
+/// A graph centrality metric used as a claim scorer (paper §3.3.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GraphMetric {
+    Betweenness,
+    Closeness,
+    Harmonic,
+    Laplacian,
+    PageRank,
+}
+
+impl GraphMetric {
+    /// Every metric, in the paper's order.
+    pub const ALL: &'static [GraphMetric] = &[
+        GraphMetric::Betweenness,
+        GraphMetric::Closeness,
+        GraphMetric::Harmonic,
+        GraphMetric::Laplacian,
+        GraphMetric::PageRank,
+    ];
+
+    /// The scorer name uqlm uses (`GRAPH_SCORERS` of module `uqlm.scorers.longform.graph`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GraphMetric::Betweenness => "betweenness_centrality",
+            GraphMetric::Closeness => "closeness_centrality",
+            GraphMetric::Harmonic => "harmonic_centrality",
+            GraphMetric::Laplacian => "laplacian_centrality",
+            GraphMetric::PageRank => "page_rank",
+        }
+    }
+
+    /// Parses uqlm's scorer name (case-insensitive, surrounding blanks ignored); the short
+    /// forms "betweenness", "closeness", "harmonic", "laplacian" and "pagerank" are accepted
+    /// too.
+    pub fn parse(name: &str) -> Result<GraphMetric, String> {
+        let key = name.trim().to_ascii_lowercase();
+        if let Some(m) = Self::ALL.iter().find(|m| m.name() == key) {
+            return Ok(*m);
+        }
+        match key.as_str() {
+            "betweenness" => Ok(GraphMetric::Betweenness),
+            "closeness" => Ok(GraphMetric::Closeness),
+            "harmonic" => Ok(GraphMetric::Harmonic),
+            "laplacian" => Ok(GraphMetric::Laplacian),
+            "pagerank" | "page_rank_centrality" => Ok(GraphMetric::PageRank),
+            _ => Err(format!(
+                "unknown graph metric {name:?}: use one of {}",
+                Self::ALL
+                    .iter()
+                    .map(|m| format!("{:?}", m.name()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+}
+
+impl fmt::Display for GraphMetric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
