@@ -221,32 +221,13 @@ impl Calibration {
     /// Reads a model written by [`Calibration::to_json`]; `what` names it in errors (e.g.
     /// `model_json`, `option calibration.entailment`). `n` and `positives` may be left out.
     pub fn from_json(v: &Value, what: &str) -> Result<Calibration, String> {
-        let fix = "pass the JSON that uq_fit_calibration returns, e.g. \
-                   {\"method\":\"platt\",\"a\":4.2,\"b\":-1.9}";
-        let o = v
-            .as_object()
-            .ok_or_else(|| format!("{what} must be a JSON object, got {}: {fix}", type_name(v)))?;
-        let method = match o.get("method") {
-            Some(Value::String(m)) => Method::parse(m).map_err(|e| format!("{what}: {e}"))?,
-            Some(other) => {
-                return Err(format!(
-                    "{what}.method must be a string, got {}: {fix}",
-                    type_name(other)
-                ))
-            }
-            None => return Err(format!("{what} has no \"method\": {fix}")),
-        };
-        let allowed: &[&str] = match method {
-            Method::Platt => &["method", "a", "b", "n", "positives", "fitted_on", "prior"],
-            Method::Isotonic => &["method", "x", "y", "n", "positives", "fitted_on", "prior"],
-        };
-        if let Some(k) = o.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(format!(
-                "{what} has unknown key {k:?} for method {}: its keys are {}",
-                method.as_str(),
-                allowed.join(", ")
-            ));
-        }
+        let o = v.as_object().ok_or_else(|| {
+            format!(
+                "{what} must be a JSON object, got {}: {MODEL_FIX}",
+                type_name(v)
+            )
+        })?;
+        let method = method_of(o, what)?;
         let count = |k: &str| -> Result<usize, String> {
             match o.get(k) {
                 None | Some(Value::Null) => Ok(0),
@@ -258,24 +239,7 @@ impl Calibration {
         };
         let (n, positives) = (count("n")?, count("positives")?);
         let model = match method {
-            Method::Platt => {
-                let num = |k: &str| -> Result<f64, String> {
-                    let formula = "platt: p = 1/(1+exp(-(a*score+b)))";
-                    match o.get(k) {
-                        None => Err(format!("{what} has no \"{k}\" ({formula}): {fix}")),
-                        Some(v) => match v.as_f64() {
-                            Some(x) if x.is_finite() => Ok(x),
-                            _ => Err(format!(
-                                "{what}.{k} must be a finite number ({formula}), got {v}: {fix}"
-                            )),
-                        },
-                    }
-                };
-                Model::Platt {
-                    a: num("a")?,
-                    b: num("b")?,
-                }
-            }
+            Method::Platt => platt_from_json(o, what)?,
             Method::Isotonic => {
                 let (x, y) = (
                     numbers(o.get("x"), what, "x")?,
@@ -288,7 +252,7 @@ impl Calibration {
         if positives > n {
             return Err(format!(
                 "{what}.positives ({positives}) exceeds {what}.n ({n}): they count the labelled \
-                 units fitted on and those labelled 1; {fix}"
+                 units fitted on and those labelled 1; {MODEL_FIX}"
             ));
         }
         let fitted_on = match o.get("fitted_on") {
@@ -307,6 +271,56 @@ impl Calibration {
             prior,
         })
     }
+}
+
+/// How to fix a model JSON that [`Calibration::from_json`] refuses.
+const MODEL_FIX: &str = "pass the JSON that uq_fit_calibration returns, e.g. \
+                         {\"method\":\"platt\",\"a\":4.2,\"b\":-1.9}";
+
+/// The `method` of a model JSON, checked against the keys the object has.
+fn method_of(o: &Map<String, Value>, what: &str) -> Result<Method, String> {
+    let method = match o.get("method") {
+        Some(Value::String(m)) => Method::parse(m).map_err(|e| format!("{what}: {e}"))?,
+        Some(other) => {
+            return Err(format!(
+                "{what}.method must be a string, got {}: {MODEL_FIX}",
+                type_name(other)
+            ))
+        }
+        None => return Err(format!("{what} has no \"method\": {MODEL_FIX}")),
+    };
+    let allowed: &[&str] = match method {
+        Method::Platt => &["method", "a", "b", "n", "positives", "fitted_on", "prior"],
+        Method::Isotonic => &["method", "x", "y", "n", "positives", "fitted_on", "prior"],
+    };
+    if let Some(k) = o.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(format!(
+            "{what} has unknown key {k:?} for method {}: its keys are {}",
+            method.as_str(),
+            allowed.join(", ")
+        ));
+    }
+    Ok(method)
+}
+
+/// The Platt model of a model JSON: finite `a` and `b`.
+fn platt_from_json(o: &Map<String, Value>, what: &str) -> Result<Model, String> {
+    let num = |k: &str| -> Result<f64, String> {
+        let formula = "platt: p = 1/(1+exp(-(a*score+b)))";
+        match o.get(k) {
+            None => Err(format!("{what} has no \"{k}\" ({formula}): {MODEL_FIX}")),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() => Ok(x),
+                _ => Err(format!(
+                    "{what}.{k} must be a finite number ({formula}), got {v}: {MODEL_FIX}"
+                )),
+            },
+        }
+    };
+    Ok(Model::Platt {
+        a: num("a")?,
+        b: num("b")?,
+    })
 }
 
 /// An array of finite numbers (`what.key`).

@@ -115,7 +115,40 @@ pub fn parse_job(
     table: &str,
     table_columns: &[String],
 ) -> Result<JobSpec, String> {
-    let err = |m: String| format!("{func}: {m}");
+    job(options, table, table_columns).map_err(|m| format!("{func}: {m}"))
+}
+
+/// [`parse_job`] without the error prefix: the scoring options, the columns, the job settings,
+/// then the checks across them, in that order.
+fn job(
+    options: &Map<String, Value>,
+    table: &str,
+    table_columns: &[String],
+) -> Result<JobSpec, String> {
+    let (scoring, adapt, parsed) = scoring_options(options)?;
+    let spec = JobSpec {
+        columns: columns(options, table, table_columns)?,
+        generate: integer(options, "generate", 0, MAX_GENERATE)?.unwrap_or(0),
+        grade: flag(options, "grade")?,
+        objectivity: flag(options, "objectivity")?,
+        uad: flag(options, "uad")?,
+        chunk_size: integer(options, "chunk_size", 1, MAX_CHUNK)?,
+        concurrency: integer(options, "concurrency", 1, MAX_CONCURRENCY)?,
+        prices: prices(options)?,
+        adapt,
+        scoring,
+        parsed,
+    };
+    check_adapt(&spec)?;
+    check_needs(&spec, table)?;
+    Ok(spec)
+}
+
+/// The scoring options: every key but the job keys, `calibration.adapt` taken out; returned as
+/// given and parsed.
+fn scoring_options(
+    options: &Map<String, Value>,
+) -> Result<(Value, Option<Adapt>, ScoreOptions), String> {
     let mut scoring = Map::new();
     for (k, v) in options {
         if !JOB_KEYS.contains(&k.as_str()) {
@@ -125,17 +158,26 @@ pub fn parse_job(
     let mut adapt = None;
     if let Some(Value::Object(c)) = scoring.get_mut("calibration") {
         if let Some(a) = c.remove("adapt") {
-            adapt = Some(Adapt::parse(&a).map_err(err)?);
+            adapt = Some(Adapt::parse(&a)?);
         }
     }
     let scoring = Value::Object(scoring);
     let parsed = parse_options(&scoring).map_err(|e| {
-        err(format!(
+        format!(
             "{e} (job options are the scoring options plus {})",
             JOB_KEYS.join(", ")
-        ))
+        )
     })?;
+    Ok((scoring, adapt, parsed))
+}
 
+/// The source columns the `*_column` options name (or their defaults), checked against the
+/// table's columns.
+fn columns(
+    options: &Map<String, Value>,
+    table: &str,
+    table_columns: &[String],
+) -> Result<Columns, String> {
     let listed = || {
         table_columns
             .iter()
@@ -149,14 +191,14 @@ pub fn parse_job(
             None | Some(Value::Null) => Ok(defaults.iter().find_map(|d| find(d)).cloned()),
             Some(Value::String(name)) => match find(name) {
                 Some(c) => Ok(Some(c.clone())),
-                None => Err(err(format!(
+                None => Err(format!(
                     "option {key}: table {table:?} has no column {name:?}; its columns are {}",
                     listed()
-                ))),
+                )),
             },
-            Some(other) => Err(err(format!(
+            Some(other) => Err(format!(
                 "option {key} must be a column name (a string), got {other}"
-            ))),
+            )),
         }
     };
     let id = match options.get("id_column") {
@@ -165,22 +207,32 @@ pub fn parse_job(
         }
         _ => column("id_column", &[])?,
     };
-    let prompt = column("prompt_column", &["prompt", "question"])?;
-    let answer = column("answer_column", &["answer", "response"])?.ok_or_else(|| {
-        err(format!(
-            "table {table:?} has no column \"answer\" or \"response\": name the answers' column with option answer_column (its columns are {})",
-            listed()
-        ))
-    })?;
-    let samples = column("samples_column", &["samples"])?;
-    let reference = column("reference_column", &[])?;
-    let units = column("units_column", &[])?;
-    let claim_union = column("claim_union_column", &[])?;
-    let labels = column("labels_column", &[])?;
-    if labels.is_some() && units.is_none() {
-        return Err(err(
+    let columns = Columns {
+        id,
+        prompt: column("prompt_column", &["prompt", "question"])?,
+        answer: column("answer_column", &["answer", "response"])?.ok_or_else(|| {
+            format!(
+                "table {table:?} has no column \"answer\" or \"response\": name the answers' column with option answer_column (its columns are {})",
+                listed()
+            )
+        })?,
+        samples: column("samples_column", &["samples"])?,
+        reference: column("reference_column", &[])?,
+        units: column("units_column", &[])?,
+        claim_union: column("claim_union_column", &[])?,
+        labels: column("labels_column", &[])?,
+    };
+    check_given_columns(options, &columns)?;
+    Ok(columns)
+}
+
+/// The per-row columns against the options they stand in for: labels need units, and a column
+/// and its option may not both be given.
+fn check_given_columns(options: &Map<String, Value>, columns: &Columns) -> Result<(), String> {
+    if columns.labels.is_some() && columns.units.is_none() {
+        return Err(
             "option labels_column needs option units_column: the labels are matched to the given units by position".into(),
-        ));
+        );
     }
     for (key, given) in [
         ("units", "units_column"),
@@ -189,123 +241,108 @@ pub fn parse_job(
         if options.get(given).is_some_and(|v| !v.is_null())
             && options.get(key).is_some_and(|v| !v.is_null())
         {
-            return Err(err(format!(
+            return Err(format!(
                 "options {key} and {given} both give the {key}: keep one (the column gives them per row)"
-            )));
+            ));
         }
     }
+    Ok(())
+}
 
-    let flag = |key: &str| -> Result<bool, String> {
-        match options.get(key) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(other) => Err(err(format!(
-                "option {key} must be true or false, got {other}"
-            ))),
-        }
-    };
-    let given = |key: &str, min: u64, max: u64| -> Result<Option<usize>, String> {
-        match options.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => match v.as_u64() {
-                Some(n) if (min..=max).contains(&n) => Ok(Some(n as usize)),
-                _ => Err(err(format!(
-                    "option {key} must be an integer from {min} to {max}, got {v}"
-                ))),
-            },
-        }
-    };
-    let generate = given("generate", 0, MAX_GENERATE)?.unwrap_or(0);
-    let grade = flag("grade")?;
-    let objectivity = flag("objectivity")?;
-    let uad = flag("uad")?;
-    let chunk_size = given("chunk_size", 1, MAX_CHUNK)?;
-    let concurrency = given("concurrency", 1, MAX_CONCURRENCY)?;
-    let prices = match options.get("prices") {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            let p: Prices = serde_json::from_value(v.clone()).map_err(|_| {
-                err(format!(
-                    "option prices must be {{\"prompt\": usd_per_million_tokens, \"completion\": usd_per_million_tokens}}, got {v}"
-                ))
-            })?;
-            if !(p.prompt >= 0.0
-                && p.completion >= 0.0
-                && p.prompt.is_finite()
-                && p.completion.is_finite())
-            {
-                return Err(err("option prices: prices must be finite and ≥ 0".into()));
-            }
-            Some(p)
-        }
-    };
+/// A true/false job key (absent: false).
+fn flag(options: &Map<String, Value>, key: &str) -> Result<bool, String> {
+    match options.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(format!("option {key} must be true or false, got {other}")),
+    }
+}
 
-    if adapt.is_some() && parsed.calibration.models.is_empty() {
-        return Err(err(
+/// An integer job key in `min..=max` (absent: `None`).
+fn integer(
+    options: &Map<String, Value>,
+    key: &str,
+    min: u64,
+    max: u64,
+) -> Result<Option<usize>, String> {
+    match options.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) if (min..=max).contains(&n) => Ok(Some(n as usize)),
+            _ => Err(format!(
+                "option {key} must be an integer from {min} to {max}, got {v}"
+            )),
+        },
+    }
+}
+
+/// Option `prices` (absent: `None`).
+fn prices(options: &Map<String, Value>) -> Result<Option<Prices>, String> {
+    let v = match options.get("prices") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v) => v,
+    };
+    let p: Prices = serde_json::from_value(v.clone()).map_err(|_| {
+        format!(
+            "option prices must be {{\"prompt\": usd_per_million_tokens, \"completion\": usd_per_million_tokens}}, got {v}"
+        )
+    })?;
+    if !(p.prompt >= 0.0 && p.completion >= 0.0 && p.prompt.is_finite() && p.completion.is_finite())
+    {
+        return Err("option prices: prices must be finite and ≥ 0".into());
+    }
+    Ok(Some(p))
+}
+
+/// Option `calibration.adapt` needs calibration models that carry their training prior.
+fn check_adapt(spec: &JobSpec) -> Result<(), String> {
+    let models = &spec.parsed.calibration.models;
+    if spec.adapt.is_some() && models.is_empty() {
+        return Err(
             "option calibration.adapt has no model to adapt: add a model per scorer, e.g. \
              \"calibration\":{\"entailment\":<uq_fit_calibration's JSON>,\"adapt\":\"job\"}"
                 .into(),
-        ));
+        );
     }
     if let (Some(a), Some((s, c))) = (
-        adapt,
-        parsed
-            .calibration
-            .models
-            .iter()
-            .find(|(_, c)| c.training_prior("").is_err()),
+        spec.adapt,
+        models.iter().find(|(_, c)| c.training_prior("").is_err()),
     ) {
         let e = c
             .training_prior(&format!("option calibration.{}", s.name()))
             .unwrap_err();
-        return Err(err(format!(
+        return Err(format!(
             "option calibration.adapt = \"{}\": {e}",
             a.as_str()
-        )));
-    }
-    if uad && parsed.decompose.granularity != crate::scorers::Granularity::Claim {
-        return Err(err(
-            "option uad filters claims: set option granularity to \"claim\"".into(),
         ));
     }
-    if grade && reference.is_none() {
-        return Err(err(
+    Ok(())
+}
+
+/// What the job's settings need from the table and the scoring options: UAD claims, grading a
+/// reference, the scorers samples, generation the prompts.
+fn check_needs(spec: &JobSpec, table: &str) -> Result<(), String> {
+    let (parsed, columns) = (&spec.parsed, &spec.columns);
+    if spec.uad && parsed.decompose.granularity != crate::scorers::Granularity::Claim {
+        return Err("option uad filters claims: set option granularity to \"claim\"".into());
+    }
+    if spec.grade && columns.reference.is_none() {
+        return Err(
             "option grade needs the reference text: name its column with option reference_column"
                 .into(),
+        );
+    }
+    if columns.samples.is_none() && spec.generate == 0 && parsed.scoring.needs_samples() {
+        return Err(format!(
+            "table {table:?} has no samples column: name it with option samples_column, or set option generate to the number of samples to generate"
         ));
     }
-    if samples.is_none() && generate == 0 && parsed.scoring.needs_samples() {
-        return Err(err(format!(
-            "table {table:?} has no samples column: name it with option samples_column, or set option generate to the number of samples to generate"
-        )));
-    }
-    if generate > 0 && prompt.is_none() {
-        return Err(err(format!(
+    if spec.generate > 0 && columns.prompt.is_none() {
+        return Err(format!(
             "option generate needs the prompts: table {table:?} has no column \"prompt\" or \"question\"; name it with option prompt_column"
-        )));
+        ));
     }
-    Ok(JobSpec {
-        columns: Columns {
-            id,
-            prompt,
-            answer,
-            samples,
-            reference,
-            units,
-            claim_union,
-            labels,
-        },
-        generate,
-        grade,
-        objectivity,
-        uad,
-        chunk_size,
-        concurrency,
-        prices,
-        adapt,
-        scoring,
-        parsed,
-    })
+    Ok(())
 }
 
 /// `name` as an SQL identifier: in double quotes, inner quotes doubled. Only ever applied to

@@ -1,7 +1,7 @@
 //! uqd: the uqlite daemon. The paper's three stages are folders: [`decompose`] (§3.1),
 //! [`score`] (§3.3, one file per scorer family) and [`aggregate`] (§3.4, with UAD);
 //! [`pipeline`] takes one request through them. `engine` runs the ONNX models, `role_llms` the
-//! LLM of each role (crate `uq-llm`), `generate` and `grade` answer the other LLM ops, `jobs`
+//! LLM of each role (crate `uq-llm`), `judge` routes the NLI pairs of every stage to one of them, `generate` and `grade` answer the other LLM ops, `jobs`
 //! scores whole tables, `server` speaks the socket protocol, `report` and `bench` measure.
 
 pub mod aggregate;
@@ -12,6 +12,7 @@ pub mod engine;
 pub mod generate;
 pub mod grade;
 pub mod jobs;
+pub mod judge;
 pub mod models;
 pub mod pipeline;
 pub mod report;

@@ -10,8 +10,9 @@ use uq_core::protocol::ScoreResult;
 use crate::aggregate;
 use crate::decompose::{decompose, Decomposed};
 use crate::engine::Engine;
+use crate::judge;
 use crate::role_llms::LlmService;
-use crate::score::{self, judge, Context, Scored};
+use crate::score::{self, Context, Scored};
 
 /// Scores `response` against `samples` as `options` asks (docs/reference.md, options).
 pub fn score(

@@ -175,7 +175,7 @@ impl Server {
                     }
                 };
                 let sentences = coverage::coverage(
-                    &crate::score::judge::Nli::new(&self.engine, &self.llm, &opts)?,
+                    &crate::judge::Nli::new(&self.engine, &self.llm, &opts)?,
                     &response,
                     &claims,
                     opts.decompose.coverage_threshold,

@@ -1,4 +1,4 @@
-//! The NLI judge (option `nli_llm`, daemon/src/score/judge.rs) against the fake OpenAI server:
+//! The NLI judge (option `nli_llm`, daemon/src/judge.rs) against the fake OpenAI server:
 //! probabilities from the first token's log-probability (the fake sends -0.25) or 1/0 from the
 //! label, unreadable replies retried then NULL and counted in the notes (never a silent 0), the
 //! completion cache on a rerun, and the errors of time-outs and refusals.

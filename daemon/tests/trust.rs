@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 use uqd::aggregate::verify::verify;
 use uqd::decompose::coverage::coverage;
 use uqd::engine::Engine;
+use uqd::judge::Nli;
 use uqd::role_llms::LlmService;
-use uqd::score::judge::Nli;
 use uqd::server::Server;
 
 /// The test engine with the v2 NLI model from `../shared/models`.

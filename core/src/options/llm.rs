@@ -141,24 +141,7 @@ impl LlmConfig {
 /// is refused: names are resolved by the extension from `temp.uq_llms` before the options reach
 /// the daemon.
 pub fn parse_llm_config(name: &str, v: &Value) -> Result<LlmConfig, String> {
-    let obj: &Map<String, Value> = match v {
-        Value::Object(o) => o,
-        Value::String(s) => {
-            return Err(format!(
-                "option {name} is the name {s:?}, but no LLM of that name reached uqd: register it in \
-                 temp.uq_llms (INSERT INTO temp.uq_llms(name, config) VALUES ('{sq}', '{{\"backend\":\"openai\",\"model\":\"gpt-4o-mini\"}}')) \
-                 or pass the LLM config object itself, e.g. \"{name}\":{{\"backend\":\"local\"}}",
-                sq = s.replace('\'', "''")
-            ))
-        }
-        other => {
-            return Err(format!(
-                "option {name} must be an LLM config object (or the name of one registered in temp.uq_llms), \
-                 e.g. \"{name}\":{{\"backend\":\"openai\",\"model\":\"gpt-4o-mini\"}}; got {}",
-                type_name(other)
-            ))
-        }
-    };
+    let obj = config_object(name, v)?;
     let mut c = LlmConfig::default();
     for (key, val) in obj {
         let k = key.as_str();
@@ -168,109 +151,151 @@ pub fn parse_llm_config(name: &str, v: &Value) -> Result<LlmConfig, String> {
                 LLM_CONFIG_KEYS.join(", ")
             ));
         }
-        let full = format!("{name}.{k}");
         if val.is_null() {
             if k == "api_key_env" {
                 c.api_key_env = Some(None);
             }
             continue;
         }
-        let string = |example: &str| string_option(&full, val, example).map(str::to_owned);
-        let boolean = || {
-            val.as_bool().ok_or_else(|| {
-                format!(
-                    "option {full} must be true or false; got {}",
-                    type_name(val)
-                )
-            })
-        };
-        let integer = |min: u64, max: u64, example: &str| -> Result<u64, String> {
-            match val.as_u64() {
-                Some(n) if n >= min && n <= max => Ok(n),
-                _ => Err(format!(
-                    "option {full} must be an integer in {min}..={max}, e.g. \"{k}\":{example}; got {}",
-                    number_or_type(val)
-                )),
-            }
-        };
-        match k {
-            "backend" => {
-                let b = string("\"openai\"")?;
-                c.backend = match b.trim().to_ascii_lowercase().as_str() {
-                    "local" => LlmBackendKind::Local,
-                    "openai" => LlmBackendKind::OpenAi,
-                    _ => {
-                        return Err(format!(
-                            "option {full} is {b:?}: use \"local\" (the embedded SmolLM2) or \"openai\" (any \
-                             OpenAI-compatible server)"
-                        ))
-                    }
-                }
-            }
-            "base_url" => match val {
-                // Several replicas of one model: ["http://gpu1:8000/v1", "http://gpu2:8000/v1"].
-                Value::Array(items) => {
-                    let mut urls = Vec::with_capacity(items.len());
-                    for (i, item) in items.iter().enumerate() {
-                        match item.as_str() {
-                            Some(u) if !u.trim().is_empty() => urls.push(u.trim().to_string()),
-                            _ => {
-                                return Err(format!(
-                                    "option {full}[{i}] must be a URL string, e.g. \"{k}\":[\"http://gpu1:8000/v1\", \
-                                     \"http://gpu2:8000/v1\"]; got {}",
-                                    type_name(item)
-                                ))
-                            }
-                        }
-                    }
-                    if urls.is_empty() {
-                        return Err(format!(
-                            "option {full} is an empty array: give one URL, or an array of the replicas' URLs"
-                        ));
-                    }
-                    c.base_url = Some(urls.remove(0));
-                    c.replicas = urls;
-                }
-                _ => c.base_url = Some(string("\"https://api.openai.com/v1\"")?),
-            },
-            "replica_retry_ms" => c.replica_retry_ms = Some(integer(1, 3_600_000, "30000")?),
-            "model" => c.model = Some(string("\"gpt-4o-mini\"")?),
-            "api_key_env" => c.api_key_env = Some(Some(string("\"OPENAI_API_KEY\"")?)),
-            "temperature" => {
-                c.temperature = Some(ranged(
-                    &full,
-                    val,
-                    "0.7",
-                    |x| (0.0..=2.0).contains(&x),
-                    "0..=2",
-                )?)
-            }
-            "top_p" => {
-                c.top_p = Some(ranged(
-                    &full,
-                    val,
-                    "0.9",
-                    |x| x > 0.0 && x <= 1.0,
-                    "(0, 1]",
-                )?)
-            }
-            "max_tokens" => c.max_tokens = Some(integer(1, u32::MAX as u64, "512")? as u32),
-            "seed" => c.seed = Some(integer(0, u64::MAX, "42")?),
-            "n_supported" => c.n_supported = Some(boolean()?),
-            "timeout_ms" => c.timeout_ms = Some(integer(1, u64::MAX, "60000")?),
-            "max_retries" => c.max_retries = Some(integer(0, 20, "5")? as u32),
-            "concurrency" => c.concurrency = Some(integer(1, 4096, "8")? as usize),
-            "requests_per_minute" => {
-                c.requests_per_minute = Some(integer(1, u32::MAX as u64, "500")? as u32)
-            }
-            "tokens_per_minute" => {
-                c.tokens_per_minute = Some(integer(1, u32::MAX as u64, "200000")? as u32)
-            }
-            "logprobs" => c.logprobs = Some(boolean()?),
-            _ => {}
-        }
+        let full = format!("{name}.{k}");
+        set_key(&mut c, &ConfigValue { full, key: k, val })?;
     }
     Ok(c)
+}
+
+/// The config object of option `name`; a name or any other value is refused with the fix.
+fn config_object<'a>(name: &str, v: &'a Value) -> Result<&'a Map<String, Value>, String> {
+    match v {
+        Value::Object(o) => Ok(o),
+        Value::String(s) => Err(format!(
+            "option {name} is the name {s:?}, but no LLM of that name reached uqd: register it in \
+             temp.uq_llms (INSERT INTO temp.uq_llms(name, config) VALUES ('{sq}', '{{\"backend\":\"openai\",\"model\":\"gpt-4o-mini\"}}')) \
+             or pass the LLM config object itself, e.g. \"{name}\":{{\"backend\":\"local\"}}",
+            sq = s.replace('\'', "''")
+        )),
+        other => Err(format!(
+            "option {name} must be an LLM config object (or the name of one registered in temp.uq_llms), \
+             e.g. \"{name}\":{{\"backend\":\"openai\",\"model\":\"gpt-4o-mini\"}}; got {}",
+            type_name(other)
+        )),
+    }
+}
+
+/// One non-null key of an LLM config object: `full` (`llm.model`) names it in errors.
+struct ConfigValue<'a> {
+    full: String,
+    key: &'a str,
+    val: &'a Value,
+}
+
+impl ConfigValue<'_> {
+    fn string(&self, example: &str) -> Result<String, String> {
+        string_option(&self.full, self.val, example).map(str::to_owned)
+    }
+
+    fn boolean(&self) -> Result<bool, String> {
+        self.val.as_bool().ok_or_else(|| {
+            format!(
+                "option {} must be true or false; got {}",
+                self.full,
+                type_name(self.val)
+            )
+        })
+    }
+
+    fn integer(&self, min: u64, max: u64, example: &str) -> Result<u64, String> {
+        match self.val.as_u64() {
+            Some(n) if n >= min && n <= max => Ok(n),
+            _ => Err(format!(
+                "option {} must be an integer in {min}..={max}, e.g. \"{}\":{example}; got {}",
+                self.full,
+                self.key,
+                number_or_type(self.val)
+            )),
+        }
+    }
+
+    fn ranged(&self, example: &str, ok: impl Fn(f64) -> bool, range: &str) -> Result<f64, String> {
+        ranged(&self.full, self.val, example, ok, range)
+    }
+}
+
+/// Sets the field of config key `v`.
+fn set_key(c: &mut LlmConfig, v: &ConfigValue) -> Result<(), String> {
+    match v.key {
+        "backend" => c.backend = backend(v)?,
+        "base_url" => match v.val {
+            // Several replicas of one model: ["http://gpu1:8000/v1", "http://gpu2:8000/v1"].
+            Value::Array(items) => {
+                let mut urls = replica_urls(v, items)?;
+                c.base_url = Some(urls.remove(0));
+                c.replicas = urls;
+            }
+            _ => c.base_url = Some(v.string("\"https://api.openai.com/v1\"")?),
+        },
+        "replica_retry_ms" => c.replica_retry_ms = Some(v.integer(1, 3_600_000, "30000")?),
+        "model" => c.model = Some(v.string("\"gpt-4o-mini\"")?),
+        "api_key_env" => c.api_key_env = Some(Some(v.string("\"OPENAI_API_KEY\"")?)),
+        "temperature" => {
+            c.temperature = Some(v.ranged("0.7", |x| (0.0..=2.0).contains(&x), "0..=2")?)
+        }
+        "top_p" => c.top_p = Some(v.ranged("0.9", |x| x > 0.0 && x <= 1.0, "(0, 1]")?),
+        "max_tokens" => c.max_tokens = Some(v.integer(1, u32::MAX as u64, "512")? as u32),
+        "seed" => c.seed = Some(v.integer(0, u64::MAX, "42")?),
+        "n_supported" => c.n_supported = Some(v.boolean()?),
+        "timeout_ms" => c.timeout_ms = Some(v.integer(1, u64::MAX, "60000")?),
+        "max_retries" => c.max_retries = Some(v.integer(0, 20, "5")? as u32),
+        "concurrency" => c.concurrency = Some(v.integer(1, 4096, "8")? as usize),
+        "requests_per_minute" => {
+            c.requests_per_minute = Some(v.integer(1, u32::MAX as u64, "500")? as u32)
+        }
+        "tokens_per_minute" => {
+            c.tokens_per_minute = Some(v.integer(1, u32::MAX as u64, "200000")? as u32)
+        }
+        "logprobs" => c.logprobs = Some(v.boolean()?),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Config key `backend`.
+fn backend(v: &ConfigValue) -> Result<LlmBackendKind, String> {
+    let b = v.string("\"openai\"")?;
+    match b.trim().to_ascii_lowercase().as_str() {
+        "local" => Ok(LlmBackendKind::Local),
+        "openai" => Ok(LlmBackendKind::OpenAi),
+        _ => Err(format!(
+            "option {} is {b:?}: use \"local\" (the embedded SmolLM2) or \"openai\" (any \
+             OpenAI-compatible server)",
+            v.full
+        )),
+    }
+}
+
+/// Config key `base_url` given as an array: the replicas' URLs, at least one.
+fn replica_urls(v: &ConfigValue, items: &[Value]) -> Result<Vec<String>, String> {
+    let mut urls = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item.as_str() {
+            Some(u) if !u.trim().is_empty() => urls.push(u.trim().to_string()),
+            _ => {
+                return Err(format!(
+                    "option {}[{i}] must be a URL string, e.g. \"{}\":[\"http://gpu1:8000/v1\", \
+                     \"http://gpu2:8000/v1\"]; got {}",
+                    v.full,
+                    v.key,
+                    type_name(item)
+                ))
+            }
+        }
+    }
+    if urls.is_empty() {
+        return Err(format!(
+            "option {} is an empty array: give one URL, or an array of the replicas' URLs",
+            v.full
+        ));
+    }
+    Ok(urls)
 }
 
 /// The prompt style of the NLI judge (option `nli_prompt`).

@@ -68,51 +68,60 @@ pub fn default_premise(g: Granularity) -> Premise {
 /// Largest `top_k` accepted.
 pub const MAX_TOP_K: usize = 1000;
 
+/// The valid forms of option `premise`, for its errors.
+const PREMISE_EXAMPLE: &str =
+    "\"premise\":\"whole\" or \"premise\":{\"top_k\":3,\"rank\":\"lexical\"}";
+
+/// Key `top_k` of option `premise`: the sentences kept, 1 to [`MAX_TOP_K`].
+fn parse_top_k(v: Option<&Value>) -> Result<usize, String> {
+    match v.map(|k| (k, k.as_u64())) {
+        Some((_, Some(k))) if (1..=MAX_TOP_K as u64).contains(&k) => Ok(k as usize),
+        Some((k, _)) => Err(format!(
+            "option premise.top_k must be an integer from 1 to {MAX_TOP_K} (sentences \
+             kept per premise), e.g. {PREMISE_EXAMPLE}; got {k}"
+        )),
+        None => Err(format!(
+            "option premise needs top_k, the number of sentences kept, e.g. {PREMISE_EXAMPLE}"
+        )),
+    }
+}
+
+/// Key `rank` of option `premise` (absent or null: lexical).
+fn parse_rank(v: Option<&Value>) -> Result<Rank, String> {
+    match v {
+        None | Some(Value::Null) => Ok(Rank::Lexical),
+        Some(Value::String(r)) if r == "lexical" => Ok(Rank::Lexical),
+        Some(Value::String(r)) if r == "embedding" => Ok(Rank::Embedding),
+        Some(r) => Err(format!(
+            "option premise.rank must be \"lexical\" (shared words) or \"embedding\" \
+             (sentence embeddings); got {r}"
+        )),
+    }
+}
+
 impl Premise {
     /// Reads option `premise`: `"whole"` or `{"top_k": K, "rank": "lexical" | "embedding"}`
     /// (`rank` defaults to lexical).
     pub fn parse(v: &Value) -> Result<Premise, String> {
-        let example = "\"premise\":\"whole\" or \"premise\":{\"top_k\":3,\"rank\":\"lexical\"}";
         match v {
             Value::String(s) if s.trim().eq_ignore_ascii_case("whole") => Ok(Premise::Whole),
             Value::String(s) => Err(format!(
-                "option premise: unknown value {s:?}; use {example}"
+                "option premise: unknown value {s:?}; use {PREMISE_EXAMPLE}"
             )),
             Value::Object(o) => {
                 if let Some(k) = o.keys().find(|k| !["top_k", "rank"].contains(&k.as_str())) {
                     return Err(format!(
-                        "option premise: unknown key {k:?}; valid keys are top_k and rank, e.g. {example}"
+                        "option premise: unknown key {k:?}; valid keys are top_k and rank, e.g. \
+                         {PREMISE_EXAMPLE}"
                     ));
                 }
-                let k = match o.get("top_k").map(|k| (k, k.as_u64())) {
-                    Some((_, Some(k))) if (1..=MAX_TOP_K as u64).contains(&k) => k as usize,
-                    Some((k, _)) => {
-                        return Err(format!(
-                        "option premise.top_k must be an integer from 1 to {MAX_TOP_K} (sentences \
-                             kept per premise), e.g. {example}; got {k}"
-                    ))
-                    }
-                    None => {
-                        return Err(format!(
-                        "option premise needs top_k, the number of sentences kept, e.g. {example}"
-                    ))
-                    }
-                };
-                let rank = match o.get("rank") {
-                    None | Some(Value::Null) => Rank::Lexical,
-                    Some(Value::String(r)) if r == "lexical" => Rank::Lexical,
-                    Some(Value::String(r)) if r == "embedding" => Rank::Embedding,
-                    Some(r) => {
-                        return Err(format!(
-                        "option premise.rank must be \"lexical\" (shared words) or \"embedding\" \
-                             (sentence embeddings); got {r}"
-                    ))
-                    }
-                };
-                Ok(Premise::TopK { k, rank })
+                Ok(Premise::TopK {
+                    k: parse_top_k(o.get("top_k"))?,
+                    rank: parse_rank(o.get("rank"))?,
+                })
             }
             other => Err(format!(
-                "option premise must be \"whole\" or an object, e.g. {example}; got {}",
+                "option premise must be \"whole\" or an object, e.g. {PREMISE_EXAMPLE}; got {}",
                 crate::json::type_name(other)
             )),
         }

@@ -82,6 +82,33 @@ pub fn claim_decomposition(response: &str) -> String {
     fill(CLAIM_DECOMPOSITION, &[("response", response)])
 }
 
+/// Claim decomposition as raw few-shot completion, for the local model, which cannot follow
+/// [`CLAIM_DECOMPOSITION`]'s instructions (a 135M model echoes the passage or answers
+/// `### NONE`): the paper's examples 1 and 2, read out of that listing (indent and trailing
+/// spaces dropped) as `Passage:` / `### fact` blocks, then `response` on one line and an open
+/// `###`. Send with [`crate::ChatRequest::raw`], stop at the next blank line, and prefix the
+/// completion with `###` before [`crate::parse::claims`].
+pub fn claim_decomposition_few_shot(response: &str) -> String {
+    let mut out =
+        String::from("Split each passage into atomic facts, one per line starting with ###.\n\n");
+    let mut in_example = false;
+    for line in CLAIM_DECOMPOSITION.lines().map(str::trim) {
+        if line == "Example 1:" || line == "Example 2:" {
+            in_example = true;
+            out.push_str("Passage: ");
+        } else if in_example && line.is_empty() {
+            in_example = false;
+            out.push('\n');
+        } else if in_example {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    let one_line = response.split_whitespace().collect::<Vec<_>>().join(" ");
+    out.push_str(&format!("Passage: {one_line}\n###"));
+    out
+}
+
 /// Verbalized confidence prompt for `claim` of an answer to `original_question`; parse with
 /// [`crate::parse::verbalized_confidence`].
 pub fn verbalized_confidence(original_question: &str, claim: &str) -> String {
@@ -477,6 +504,36 @@ mod tests {
         assert!(CLAIM_DECOMPOSITION
             .lines()
             .all(|l| l.is_empty() || l.starts_with("    ")));
+    }
+
+    #[test]
+    fn few_shot_decomposition_prompt_is_pinned() {
+        let out = claim_decomposition_few_shot("  Marie Curie won\ntwo Nobel Prizes. ");
+        assert_eq!(
+            out,
+            "Split each passage into atomic facts, one per line starting with ###.
+
+Passage: Michael Collins (born October 31, 1930) is a retired American astronaut and test pilot who was the Command Module Pilot for the Apollo 11 mission in 1969.
+### Michael Collins was born on October 31, 1930.
+### Michael Collins is retired.
+### Michael Collins is an American.
+### Michael Collins was an astronaut.
+### Michael Collins was a test pilot.
+### Michael Collins was the Command Module Pilot.
+### Michael Collins was the Command Module Pilot for the Apollo 11 mission.
+### Michael Collins was the Command Module Pilot for the Apollo 11 mission in 1969.
+
+Passage: League of Legends (often abbreviated as LoL) is a multiplayer online battle arena (MOBA) video game developed and published by Riot Games.
+### League of Legends is a video game.
+### League of Legends is often abbreviated as LoL.
+### League of Legends is a multiplayer online battle arena.
+### League of Legends is a MOBA video game.
+### League of Legends is developed by Riot Games.
+### League of Legends is published by Riot Games.
+
+Passage: Marie Curie won two Nobel Prizes.
+###"
+        );
     }
 
     #[test]

@@ -38,8 +38,9 @@ use uq_llm::{prompts, ChatRequest};
 use super::verify::verify;
 use crate::decompose::{decompose, Decomposed};
 use crate::engine::Engine;
+use crate::judge;
 use crate::role_llms::{LlmService, RoleLlm};
-use crate::score::{judge, score_units, Context};
+use crate::score::{score_units, Context};
 
 /// The reconstruction request for the kept claims.
 pub fn reconstruction_request(llm: &RoleLlm, kept: &[String]) -> ChatRequest {

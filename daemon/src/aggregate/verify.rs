@@ -7,7 +7,7 @@
 
 use uq_core::decompose::split_sentences;
 
-use crate::score::judge::Nli;
+use crate::judge::Nli;
 
 /// A reconstruction after verification.
 #[derive(Debug, Clone, PartialEq)]

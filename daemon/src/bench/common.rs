@@ -15,9 +15,9 @@ use uq_core::score::premise::Premise;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
 use crate::engine::Engine;
+use crate::judge::{self, Tally};
 use crate::pipeline;
 use crate::role_llms::{metered, LlmService, UsageMeter};
-use crate::score::judge::{self, Tally};
 use crate::score::premise::premises;
 
 /// One scoring request of a benchmark: the units are given (no decomposition call).

@@ -49,7 +49,7 @@ pub fn coverage_bench(
     for r in &records {
         let units = llm.block_on(claims::decompose(&decomposer, &r.response))?;
         let cov = coverage(
-            &crate::score::judge::Nli::model(engine),
+            &crate::judge::Nli::model(engine),
             &r.response,
             &units,
             THRESHOLD,

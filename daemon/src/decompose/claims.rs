@@ -12,8 +12,9 @@
 //!
 //! The embedded 135M model cannot follow the paper's instruction prompt (it echoes the passage or
 //! answers `### NONE`), so a local decomposition LLM gets the same task as raw few-shot completion
-//! instead: the paper's own examples 1 and 2 as `Passage:` / `### fact` blocks, then the passage and
-//! an open `###`, stopping at the next blank line (`FEW_SHOT`). Remote LLMs get the paper's prompt.
+//! instead (`uq_llm::prompts::claim_decomposition_few_shot`: the paper's own examples 1 and 2
+//! as `Passage:` / `### fact` blocks, then the passage and an open `###`), stopping at the next
+//! blank line. Remote LLMs get the paper's prompt.
 
 use std::collections::HashMap;
 
@@ -24,38 +25,10 @@ use uq_core::options::LlmBackendKind;
 
 use crate::role_llms::RoleLlm;
 
-/// Raw few-shot prefix for the embedded model: examples 1 and 2 of the paper's decomposition
-/// prompt, in completion form.
-const FEW_SHOT: &str = "Split each passage into atomic facts, one per line starting with ###.
-
-Passage: Michael Collins (born October 31, 1930) is a retired American astronaut and test pilot who was the Command Module Pilot for the Apollo 11 mission in 1969.
-### Michael Collins was born on October 31, 1930.
-### Michael Collins is retired.
-### Michael Collins is an American.
-### Michael Collins was an astronaut.
-### Michael Collins was a test pilot.
-### Michael Collins was the Command Module Pilot.
-### Michael Collins was the Command Module Pilot for the Apollo 11 mission.
-### Michael Collins was the Command Module Pilot for the Apollo 11 mission in 1969.
-
-Passage: League of Legends (often abbreviated as LoL) is a multiplayer online battle arena (MOBA) video game developed and published by Riot Games.
-### League of Legends is a video game.
-### League of Legends is often abbreviated as LoL.
-### League of Legends is a multiplayer online battle arena.
-### League of Legends is a MOBA video game.
-### League of Legends is developed by Riot Games.
-### League of Legends is published by Riot Games.
-
-Passage: ";
-
 /// The decomposition request for `text`: the paper's prompt, or raw few-shot for the local model.
 pub fn request(text: &str, local: bool) -> ChatRequest {
     if local {
-        let prompt = format!(
-            "{FEW_SHOT}{}\n###",
-            text.split_whitespace().collect::<Vec<_>>().join(" ")
-        );
-        return ChatRequest::raw(prompt)
+        return ChatRequest::raw(prompts::claim_decomposition_few_shot(text))
             .with_temperature(0.0)
             .with_stop("\n\n");
     }

@@ -9,7 +9,7 @@
 use uq_core::decompose::split_sentences;
 use uq_core::protocol::SentenceCoverage;
 
-use crate::score::judge::Nli;
+use crate::judge::Nli;
 
 /// Per sentence of `response`: p_e(premise = `claims` joined, hypothesis = sentence) and
 /// whether it reaches `threshold`. No claims: nothing is covered (entailment 0). A pair the

@@ -128,7 +128,7 @@ fn with_coverage(
         Vec::new()
     } else {
         coverage::coverage(
-            &crate::score::judge::Nli::new(engine, llm, opts)?,
+            &crate::judge::Nli::new(engine, llm, opts)?,
             response,
             &units,
             opts.decompose.coverage_threshold,

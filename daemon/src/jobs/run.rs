@@ -22,8 +22,8 @@ use crate::aggregate::uad;
 use crate::engine::defaults::DeviceDefaults;
 use crate::engine::Engine;
 use crate::grade::{self, Graded};
+use crate::judge;
 use crate::role_llms::{metered, LlmService, UsageMeter};
-use crate::score::judge;
 use crate::{generate, pipeline, store};
 
 /// Source rows read at a time.

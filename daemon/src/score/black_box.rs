@@ -11,7 +11,7 @@ use uq_core::score::black_box::{
 use uq_core::score::consistency::{bertscore_f1, normalized_cosine};
 use uq_core::scorers::{Consistency, Scorer};
 
-use super::judge::Nli;
+use crate::judge::Nli;
 
 /// Scores of `scorers` (each of consistency non-contradiction, cosine, BERTScore, exact match or
 /// semantic negentropy) for each answer group `[y_0, y_1..y_m]`: `out[s][g]`. The evidence of all

@@ -4,7 +4,6 @@
 
 pub mod black_box;
 pub mod graph;
-pub mod judge;
 pub mod matched_unit;
 pub mod ngram;
 pub mod premise;
@@ -37,8 +36,8 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     /// Where this request's NLI pairs go: the NLI model, or the LLM of option `nli_llm`.
-    pub fn nli(&self) -> Result<judge::Nli<'a>, String> {
-        judge::Nli::new(self.engine, self.llm, self.opts)
+    pub fn nli(&self) -> Result<crate::judge::Nli<'a>, String> {
+        crate::judge::Nli::new(self.engine, self.llm, self.opts)
     }
 }
 

@@ -18,7 +18,7 @@ use uq_core::score::black_box::normalized_probability;
 use uq_core::scorers::{Consistency, Scorer};
 
 use super::black_box::black_box_scores;
-use super::judge::Nli;
+use crate::judge::Nli;
 
 /// Note given when `normalized_probability` has no log-probabilities.
 pub const NO_LOGPROBS_NOTE: &str = "normalized_probability is NULL: no token log-probabilities \

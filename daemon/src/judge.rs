@@ -16,6 +16,11 @@
 //!   entry; not when the local model decodes greedily, which would repeat itself); a pair still
 //!   without a label is NaN (SQL NULL): the scorers use the pairs that parsed, and the count
 //!   goes to the reply's notes (`uq_debug()`) and the job's message through [`tallied`].
+//!
+//! The judge is no stage's own: decomposition asks it for coverage (§3.1), the scorers for
+//! their entailment probabilities (§3.3) and UAD for verification (§3.4). It is a service
+//! beside the two it routes to, [`Engine`]'s NLI model and the role LLMs, so that no stage
+//! reaches into another for it.
 
 use std::cell::Cell;
 use std::collections::HashMap;
