@@ -17,12 +17,20 @@ CRATES = {"core": "core/src", "daemon": "daemon/src", "llm": "daemon/llm/src", "
 CORE_MATHS = ("aggregate", "calibrate", "decompose", "ensemble", "metrics", "score", "scorers")
 
 
+# Comments, strings (raw ones with any number of `#`, escaped newlines included) and char
+# literals, matched in one pass so that `//` inside a string is no comment.
+LEXEMES = re.compile(r"//[^\n]*|/\*(?:.|\n)*?\*/|\bb?r(#*)\"(?:.|\n)*?\"\1|b?\"(?:\\(?:.|\n)|[^\"\\])*\"|'(?:\\.|[^'\\])'")
+
+
+def blank(m):
+    """A comment as nothing, a string as `""`, a char literal as `' '`."""
+    lexeme = m.group(0)
+    return "" if lexeme.startswith("/") else "' '" if lexeme.startswith("'") else '""'
+
+
 def strip_tests(text):
     """The text without `#[cfg(test)]` items (a module or a function), comments and strings."""
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r'r#"(?:.|\n)*?"#', '""', text)
-    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
-    text = re.sub(r"'(?:\\.|[^'\\])'", "' '", text)
+    text = LEXEMES.sub(blank, text)
     out, i = [], 0
     for m in re.finditer(r"#\[cfg\(test\)\]", text):
         if m.start() < i:
