@@ -18,6 +18,10 @@
 //!
 //! The merge LLM is `merge_llm` (else `llm`; uqlm uses its decomposition LLM), at its config's
 //! temperature (default 0). Every call goes through the completion cache, so a rerun is free.
+//!
+//! Merging is decomposition work (it decomposes the samples and unites their claims), so it
+//! lives in stage 1; the graph scorers of stage 2 call [`claim_union`], a later stage reading an
+//! earlier one, never the reverse.
 
 use uq_core::options::{LlmRole, ScoreOptions};
 use uq_llm::{parse, prompts, ChatRequest};
