@@ -55,31 +55,12 @@ pub fn generate(
     }
     let opts = parse_options(options)?;
     let generator = llm.for_role(&opts, LlmRole::Generation)?;
-    let original = ChatRequest::new(prompt).with_temperature(opts.generation.temperature);
-    let sampled = ChatRequest::new(prompt).with_temperature(opts.generation.sampling_temperature);
-    let blocks = if opts.generation.temperature == opts.generation.sampling_temperature {
-        vec![Block {
-            req: sampled,
-            temperature: opts.generation.sampling_temperature,
-            first: 0,
-            count: n + 1,
-        }]
-    } else {
-        vec![
-            Block {
-                req: original,
-                temperature: opts.generation.temperature,
-                first: 0,
-                count: 1,
-            },
-            Block {
-                req: sampled,
-                temperature: opts.generation.sampling_temperature,
-                first: 0,
-                count: n,
-            },
-        ]
-    };
+    let blocks = blocks(
+        prompt,
+        n,
+        opts.generation.temperature,
+        opts.generation.sampling_temperature,
+    );
     // Which rows the cache already holds (before any call).
     let mut was_cached = Vec::new();
     for b in &blocks {
@@ -129,6 +110,36 @@ pub fn generate(
         return Err(generator.error(format!("asked for {} answers, got {}", n + 1, rows.len())));
     }
     Ok(GenerateResult { responses: rows })
+}
+
+/// The blocks of a request for the original answer and `n` samples: one block of n + 1 when
+/// both are drawn at the same temperature, else the original and the samples apart.
+fn blocks(prompt: &str, n: usize, temperature: f64, sampling_temperature: f64) -> Vec<Block> {
+    let original = ChatRequest::new(prompt).with_temperature(temperature);
+    let sampled = ChatRequest::new(prompt).with_temperature(sampling_temperature);
+    if temperature == sampling_temperature {
+        vec![Block {
+            req: sampled,
+            temperature: sampling_temperature,
+            first: 0,
+            count: n + 1,
+        }]
+    } else {
+        vec![
+            Block {
+                req: original,
+                temperature,
+                first: 0,
+                count: 1,
+            },
+            Block {
+                req: sampled,
+                temperature: sampling_temperature,
+                first: 0,
+                count: n,
+            },
+        ]
+    }
 }
 
 /// Model and token counts of a sample as the cache stored them.

@@ -389,87 +389,8 @@ impl LlmService {
         let role = role.option_name();
         let cache = self.cache().map_err(|e| format!("{role}: {e}"))?;
         let (label, inner, max_tokens) = match cfg.backend {
-            LlmBackendKind::OpenAi => {
-                let d = LlmSettings::default();
-                let settings = LlmSettings {
-                    base_url: cfg.base_url.clone().unwrap_or(d.base_url),
-                    replicas: cfg.replicas.clone(),
-                    replica_retry_ms: cfg.replica_retry_ms.unwrap_or(d.replica_retry_ms),
-                    model: cfg.model.clone().unwrap_or(d.model),
-                    api_key_env: cfg.api_key_env.clone().unwrap_or(d.api_key_env),
-                    temperature: cfg.temperature.unwrap_or(d.temperature),
-                    top_p: cfg.top_p.unwrap_or(d.top_p),
-                    max_tokens: cfg.max_tokens.unwrap_or(d.max_tokens),
-                    seed: cfg.seed.or(d.seed),
-                    n_supported: cfg.n_supported.unwrap_or(d.n_supported),
-                    timeout_ms: cfg.timeout_ms.unwrap_or(d.timeout_ms),
-                    max_retries: cfg.max_retries.unwrap_or(d.max_retries),
-                    concurrency: cfg.concurrency.unwrap_or(d.concurrency),
-                    requests_per_minute: cfg.requests_per_minute.or(d.requests_per_minute),
-                    tokens_per_minute: cfg.tokens_per_minute.or(d.tokens_per_minute),
-                    logprobs: cfg.logprobs.unwrap_or(d.logprobs),
-                };
-                let label = format!(
-                    "openai {} at {}{}",
-                    settings.model,
-                    settings.base_url.trim_end_matches('/'),
-                    match settings.replicas.len() {
-                        0 => String::new(),
-                        n => format!(" (+{n} replicas)"),
-                    }
-                );
-                let max_tokens = settings.max_tokens;
-                // reqwest's client is built inside the runtime it will run on.
-                let _guard = self.runtime.enter();
-                let client =
-                    OpenAiClient::new(settings).map_err(|e| format!("{role} ({label}): {e}"))?;
-                (label, Inner::OpenAi(client), max_tokens)
-            }
-            LlmBackendKind::Local => {
-                let path = cfg
-                    .model
-                    .as_ref()
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| self.local_llm.clone());
-                let label = format!("local model {}", path.display());
-                let mut settings = LocalSettings::new(&path);
-                if let Some(t) = cfg.temperature {
-                    settings.temperature = t;
-                }
-                if let Some(p) = cfg.top_p {
-                    settings.top_p = p;
-                }
-                if let Some(m) = cfg.max_tokens {
-                    settings.max_tokens = m;
-                }
-                if let Some(s) = cfg.seed {
-                    settings.seed = Some(s);
-                }
-                if let Some(l) = cfg.logprobs {
-                    settings.logprobs = l;
-                }
-                let model_id = model_id_for(&path)
-                    .map_err(|e| format!("{role} ({label}): {}", missing_local_model(&path, e)))?;
-                let slot =
-                    Arc::clone(lock(&self.locals).entry(path.clone()).or_insert_with(|| {
-                        Arc::new(LocalSlot {
-                            path: path.clone(),
-                            model: Mutex::new(None),
-                            loaded: AtomicBool::new(false),
-                        })
-                    }));
-                let max_tokens = settings.max_tokens;
-                (
-                    label,
-                    Inner::Local(LazyLocal {
-                        settings,
-                        model_id,
-                        slot,
-                        model: tokio::sync::OnceCell::new(),
-                    }),
-                    max_tokens,
-                )
-            }
+            LlmBackendKind::OpenAi => self.openai_backend(cfg, role)?,
+            LlmBackendKind::Local => self.local_backend(cfg, role)?,
         };
         let llm = Arc::new(Llm {
             label,
@@ -480,5 +401,90 @@ impl LlmService {
         });
         let mut map = lock(&self.backends);
         Ok(Arc::clone(map.entry(key).or_insert(llm)))
+    }
+
+    /// The OpenAI-compatible client of `cfg` (the defaults of `LlmSettings` where it says
+    /// nothing): its label, backend and `max_tokens`.
+    fn openai_backend(&self, cfg: &LlmConfig, role: &str) -> Result<(String, Inner, u32), String> {
+        let d = LlmSettings::default();
+        let settings = LlmSettings {
+            base_url: cfg.base_url.clone().unwrap_or(d.base_url),
+            replicas: cfg.replicas.clone(),
+            replica_retry_ms: cfg.replica_retry_ms.unwrap_or(d.replica_retry_ms),
+            model: cfg.model.clone().unwrap_or(d.model),
+            api_key_env: cfg.api_key_env.clone().unwrap_or(d.api_key_env),
+            temperature: cfg.temperature.unwrap_or(d.temperature),
+            top_p: cfg.top_p.unwrap_or(d.top_p),
+            max_tokens: cfg.max_tokens.unwrap_or(d.max_tokens),
+            seed: cfg.seed.or(d.seed),
+            n_supported: cfg.n_supported.unwrap_or(d.n_supported),
+            timeout_ms: cfg.timeout_ms.unwrap_or(d.timeout_ms),
+            max_retries: cfg.max_retries.unwrap_or(d.max_retries),
+            concurrency: cfg.concurrency.unwrap_or(d.concurrency),
+            requests_per_minute: cfg.requests_per_minute.or(d.requests_per_minute),
+            tokens_per_minute: cfg.tokens_per_minute.or(d.tokens_per_minute),
+            logprobs: cfg.logprobs.unwrap_or(d.logprobs),
+        };
+        let label = format!(
+            "openai {} at {}{}",
+            settings.model,
+            settings.base_url.trim_end_matches('/'),
+            match settings.replicas.len() {
+                0 => String::new(),
+                n => format!(" (+{n} replicas)"),
+            }
+        );
+        let max_tokens = settings.max_tokens;
+        // reqwest's client is built inside the runtime it will run on.
+        let _guard = self.runtime.enter();
+        let client = OpenAiClient::new(settings).map_err(|e| format!("{role} ({label}): {e}"))?;
+        Ok((label, Inner::OpenAi(client), max_tokens))
+    }
+
+    /// The local model of `cfg` (default: the embedded one), loaded on first use and shared by
+    /// every config of the same file: its label, backend and `max_tokens`.
+    fn local_backend(&self, cfg: &LlmConfig, role: &str) -> Result<(String, Inner, u32), String> {
+        let path = cfg
+            .model
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.local_llm.clone());
+        let label = format!("local model {}", path.display());
+        let mut settings = LocalSettings::new(&path);
+        if let Some(t) = cfg.temperature {
+            settings.temperature = t;
+        }
+        if let Some(p) = cfg.top_p {
+            settings.top_p = p;
+        }
+        if let Some(m) = cfg.max_tokens {
+            settings.max_tokens = m;
+        }
+        if let Some(s) = cfg.seed {
+            settings.seed = Some(s);
+        }
+        if let Some(l) = cfg.logprobs {
+            settings.logprobs = l;
+        }
+        let model_id = model_id_for(&path)
+            .map_err(|e| format!("{role} ({label}): {}", missing_local_model(&path, e)))?;
+        let slot = Arc::clone(lock(&self.locals).entry(path.clone()).or_insert_with(|| {
+            Arc::new(LocalSlot {
+                path: path.clone(),
+                model: Mutex::new(None),
+                loaded: AtomicBool::new(false),
+            })
+        }));
+        let max_tokens = settings.max_tokens;
+        Ok((
+            label,
+            Inner::Local(LazyLocal {
+                settings,
+                model_id,
+                slot,
+                model: tokio::sync::OnceCell::new(),
+            }),
+            max_tokens,
+        ))
     }
 }

@@ -37,6 +37,79 @@ fn md<'a>(metadata: &'a HashMap<String, Value>, key: &str) -> Result<&'a Value, 
         .ok_or_else(|| format!("the GGUF has no `{key}` metadata (not a BPE chat model?)"))
 }
 
+/// The pre-tokenizer of `tokenizer.ggml.pre` (GPT-2-style byte-level BPE models only).
+fn pre_tokenizer(metadata: &HashMap<String, Value>) -> Result<PreTokenizerWrapper, String> {
+    let model = md(metadata, "tokenizer.ggml.model")?
+        .to_string()
+        .map_err(|e| e.to_string())?;
+    if model != "gpt2" {
+        return Err(format!(
+            "the GGUF's tokenizer is `{model}`; only GPT-2-style byte-level BPE (`gpt2`, as SmolLM2) is supported"
+        ));
+    }
+    let pre = metadata
+        .get("tokenizer.ggml.pre")
+        .and_then(|v| v.to_string().ok())
+        .cloned()
+        .unwrap_or_else(|| "default".into());
+    let byte_level = ByteLevel::new(false, true, true);
+    let pre_tokenizer: PreTokenizerWrapper = match pre.as_str() {
+        "smollm" => Sequence::new(vec![Digits::new(true).into(), byte_level.into()]).into(),
+        "default" | "gpt2" | "gpt-2" => byte_level.into(),
+        other => {
+            return Err(format!(
+                "the GGUF's pre-tokenizer `{other}` is not supported (supported: smollm, gpt2, default)"
+            ))
+        }
+    };
+    Ok(pre_tokenizer)
+}
+
+/// The vocabulary of `tokenizer.ggml.tokens` (token → id) and, per id, whether it is a control
+/// token (`tokenizer.ggml.token_type`).
+fn vocab(metadata: &HashMap<String, Value>) -> Result<(Vocab, Vec<bool>), String> {
+    let tokens = md(metadata, "tokenizer.ggml.tokens")?
+        .to_vec()
+        .map_err(|e| e.to_string())?;
+    let mut vocab = Vocab::default();
+    let mut control = Vec::with_capacity(tokens.len());
+    for (id, t) in tokens.iter().enumerate() {
+        let s = t
+            .to_string()
+            .map_err(|e| format!("token {id} is not a string: {e}"))?;
+        vocab.insert(s.clone(), id as u32);
+        control.push(false);
+    }
+    if let Some(types) = metadata
+        .get("tokenizer.ggml.token_type")
+        .and_then(|v| v.to_vec().ok())
+    {
+        for (id, t) in types.iter().enumerate().take(control.len()) {
+            // llama.cpp token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
+            control[id] = matches!(t.to_i32().or_else(|_| t.to_u32().map(|v| v as i32)), Ok(3));
+        }
+    }
+    Ok((vocab, control))
+}
+
+/// The BPE merges of `tokenizer.ggml.merges`, by rank.
+fn merges(metadata: &HashMap<String, Value>) -> Result<Vec<(String, String)>, String> {
+    let merges_v = md(metadata, "tokenizer.ggml.merges")?
+        .to_vec()
+        .map_err(|e| e.to_string())?;
+    let mut merges = Vec::with_capacity(merges_v.len());
+    for (i, m) in merges_v.iter().enumerate() {
+        let s = m
+            .to_string()
+            .map_err(|e| format!("merge {i} is not a string: {e}"))?;
+        let (a, b) = s
+            .split_once(' ')
+            .ok_or_else(|| format!("merge {i} `{s}` is not `a b`"))?;
+        merges.push((a.to_string(), b.to_string()));
+    }
+    Ok(merges)
+}
+
 impl GgufTokenizer {
     /// Reads only the metadata of the GGUF file at `path` and builds its tokenizer.
     pub fn from_gguf_file(path: &std::path::Path) -> Result<Self, String> {
@@ -57,63 +130,9 @@ impl GgufTokenizer {
 
     /// Builds the tokenizer from GGUF metadata.
     pub fn from_metadata(metadata: &HashMap<String, Value>) -> Result<Self, String> {
-        let model = md(metadata, "tokenizer.ggml.model")?
-            .to_string()
-            .map_err(|e| e.to_string())?;
-        if model != "gpt2" {
-            return Err(format!(
-                "the GGUF's tokenizer is `{model}`; only GPT-2-style byte-level BPE (`gpt2`, as SmolLM2) is supported"
-            ));
-        }
-        let pre = metadata
-            .get("tokenizer.ggml.pre")
-            .and_then(|v| v.to_string().ok())
-            .cloned()
-            .unwrap_or_else(|| "default".into());
-        let byte_level = ByteLevel::new(false, true, true);
-        let pre_tokenizer: PreTokenizerWrapper = match pre.as_str() {
-            "smollm" => Sequence::new(vec![Digits::new(true).into(), byte_level.into()]).into(),
-            "default" | "gpt2" | "gpt-2" => byte_level.into(),
-            other => {
-                return Err(format!(
-                    "the GGUF's pre-tokenizer `{other}` is not supported (supported: smollm, gpt2, default)"
-                ))
-            }
-        };
-        let tokens = md(metadata, "tokenizer.ggml.tokens")?
-            .to_vec()
-            .map_err(|e| e.to_string())?;
-        let mut vocab = Vocab::default();
-        let mut control = Vec::with_capacity(tokens.len());
-        for (id, t) in tokens.iter().enumerate() {
-            let s = t
-                .to_string()
-                .map_err(|e| format!("token {id} is not a string: {e}"))?;
-            vocab.insert(s.clone(), id as u32);
-            control.push(false);
-        }
-        if let Some(types) = metadata
-            .get("tokenizer.ggml.token_type")
-            .and_then(|v| v.to_vec().ok())
-        {
-            for (id, t) in types.iter().enumerate().take(control.len()) {
-                // llama.cpp token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
-                control[id] = matches!(t.to_i32().or_else(|_| t.to_u32().map(|v| v as i32)), Ok(3));
-            }
-        }
-        let merges_v = md(metadata, "tokenizer.ggml.merges")?
-            .to_vec()
-            .map_err(|e| e.to_string())?;
-        let mut merges = Vec::with_capacity(merges_v.len());
-        for (i, m) in merges_v.iter().enumerate() {
-            let s = m
-                .to_string()
-                .map_err(|e| format!("merge {i} is not a string: {e}"))?;
-            let (a, b) = s
-                .split_once(' ')
-                .ok_or_else(|| format!("merge {i} `{s}` is not `a b`"))?;
-            merges.push((a.to_string(), b.to_string()));
-        }
+        let pre_tokenizer = pre_tokenizer(metadata)?;
+        let (vocab, control) = vocab(metadata)?;
+        let merges = merges(metadata)?;
         let bpe = BPE::builder()
             .vocab_and_merges(vocab, merges)
             .build()

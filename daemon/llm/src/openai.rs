@@ -323,7 +323,16 @@ impl OpenAiClient {
                 retry_after,
             };
         }
-        let hint = match code {
+        let hint = self.rejection_hint(code);
+        Attempt::Fail(LlmError::Rejected {
+            status: code,
+            message: format!("POST {} → HTTP {status}: {body_snip}. Fix: {hint}", url),
+        })
+    }
+
+    /// How to fix a request the server rejected with HTTP `code` (a status not retried).
+    fn rejection_hint(&self, code: u16) -> String {
+        match code {
             401 => match &self.settings.api_key_env {
                 Some(var) => format!(
                     "the API key was not accepted: set the API key in the env var named by api_key_env ({var})"
@@ -340,11 +349,7 @@ impl OpenAiClient {
                           support (n: set n_supported=false; seed; logprobs: set logprobs=false)"
                 .into(),
             _ => "the server rejected the request; retrying will not help".into(),
-        };
-        Attempt::Fail(LlmError::Rejected {
-            status: code,
-            message: format!("POST {} → HTTP {status}: {body_snip}. Fix: {hint}", url),
-        })
+        }
     }
 
     fn timed_out(&self) -> Attempt {

@@ -14,7 +14,7 @@ use uq_core::protocol::ScoreResult;
 use uq_core::score::premise::Premise;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
-use crate::engine::Engine;
+use crate::engine::{Engine, PadSnapshot};
 use crate::judge::{self, Tally};
 use crate::pipeline;
 use crate::role_llms::{metered, LlmService, UsageMeter};
@@ -178,54 +178,18 @@ pub fn measure(
     run: &RunConfig,
     scorers: &[Scorer],
 ) -> Result<Measured, String> {
-    let nli_scorers: Vec<Scorer> = scorers.iter().copied().filter(|s| s.needs_nli()).collect();
-    let embed_scorers: Vec<Scorer> = scorers
-        .iter()
-        .copied()
-        .filter(|s| s.needs_embeddings())
-        .collect();
-    let model_free: Vec<Scorer> = scorers
-        .iter()
-        .copied()
-        .filter(|s| !s.needs_nli() && !s.needs_embeddings())
-        .collect();
-
-    // Run 1, NLI scorers, on a cold NLI cache (an earlier setting's pairs are not reused).
-    engine.clear_nli_cache();
-    let computed0 = engine.nli_pairs_computed();
-    let tokens0 = engine.nli_tokens_computed();
-    let pad0 = engine.nli_pad_stats();
-    let (meter1, tally1) = (
-        Arc::new(UsageMeter::default()),
-        Mutex::new(Tally::default()),
-    );
-    let run1 = RunConfig {
-        meter: Some(&meter1),
-        tally: Some(&tally1),
-        ..*run
-    };
-    let t = Instant::now();
-    let nli_results = run_all(engine, llm, jobs, &run1, &nli_scorers)?;
-    let nli_wall = t.elapsed().as_secs_f64();
-    let nli_pairs = engine.nli_pairs_computed() - computed0;
-    let nli_tokens = engine.nli_tokens_computed() - tokens0;
-    let pad = engine.nli_pad_stats().since(&pad0);
+    let (nli_scorers, embed_scorers, model_free) = split_scorers(scorers);
+    let nli = nli_run(engine, llm, jobs, run, &nli_scorers)?;
+    let (nli_pairs, nli_wall) = (nli.pairs, nli.wall);
     eprintln!(
         "bench: NLI scorers, premise {}: {nli_pairs} pairs in {nli_wall:.1}s",
         run.premise.label()
     );
-
-    // Run 1, embedding scorers.
-    let t = Instant::now();
-    let embed_results = run_all(engine, llm, jobs, run, &embed_scorers)?;
-    let embed_wall = t.elapsed().as_secs_f64();
-
-    // Run 1, model-free scorers.
-    let t = Instant::now();
-    let free_results = run_all(engine, llm, jobs, run, &model_free)?;
-    let free_wall = t.elapsed().as_secs_f64();
+    let (embed_results, embed_wall) = timed_run(engine, llm, jobs, run, &embed_scorers)?;
+    let (free_results, free_wall) = timed_run(engine, llm, jobs, run, &model_free)?;
     let first_wall = nli_wall + embed_wall + free_wall;
-    let first: Vec<ScoreResult> = nli_results
+    let first: Vec<ScoreResult> = nli
+        .results
         .into_iter()
         .zip(embed_results)
         .zip(free_results)
@@ -238,22 +202,9 @@ pub fn measure(
         meter: Some(&meter2),
         ..*run
     };
-    let t = Instant::now();
-    let second = run_all(engine, llm, jobs, &run2, scorers)?;
-    let second_wall = t.elapsed().as_secs_f64();
+    let (second, second_wall) = timed_run(engine, llm, jobs, &run2, scorers)?;
     let max_diff = max_abs_diff(&first, &second);
-
-    // The model alone on the same pairs.
-    let matched_nli = nli_scorers
-        .iter()
-        .any(|s| s.family() == Family::MatchedUnit);
-    let graph = nli_scorers.iter().any(|s| s.family() == Family::Graph);
-    // With an LLM judge there is no NLI model to measure alone.
-    let (raw_pairs_per_s, raw_pairs) = if nli_scorers.is_empty() || run.judge.is_some() {
-        (None, 0)
-    } else {
-        raw_ceiling(engine, jobs, matched_nli, graph, run.premise, run.raw_pairs)?
-    };
+    let (raw_pairs_per_s, raw_pairs) = raw_nli(engine, jobs, run, &nli_scorers)?;
     let batch = engine.nli_batch();
     let units: usize = jobs.iter().map(|j| j.units.len()).sum();
     let samples = jobs.iter().map(|j| j.samples.len()).max().unwrap_or(0);
@@ -264,10 +215,10 @@ pub fn measure(
         "nli_pairs": nli_pairs,
         "nli_pairs_per_s": (nli_pairs > 0).then(|| round(nli_pairs as f64 / nli_wall)),
         "premise": run.premise.label(),
-        "tokens_per_comparison": (nli_pairs > 0).then(|| round(nli_tokens as f64 / nli_pairs as f64)),
-        "nli_tokens": nli_tokens,
-        "pad_ratio": pad.pad_ratio().map(round),
-        "mean_batch": pad.mean_batch().map(round),
+        "tokens_per_comparison": (nli_pairs > 0).then(|| round(nli.tokens as f64 / nli_pairs as f64)),
+        "nli_tokens": nli.tokens,
+        "pad_ratio": nli.pad.pad_ratio().map(round),
+        "mean_batch": nli.pad.mean_batch().map(round),
         "raw_nli_pairs_per_s": raw_pairs_per_s.map(round),
         "raw_pairs": raw_pairs,
         "wall_s": round(first_wall),
@@ -293,30 +244,139 @@ pub fn measure(
         unreachable!("json! of an object literal is an object")
     };
     if let Some(j) = run.judge {
-        // What the judge cost: a user sees it before pointing it at a paid endpoint.
-        let (u1, u2) = (meter1.get(), meter2.get());
-        let tally = *tally1.lock().unwrap_or_else(|e| e.into_inner());
-        let extra = json!({
-            "nli_llm": j.llm,
-            "nli_prompt": j.prompt.as_str(),
-            "judge_pairs": tally.pairs,
-            "judge_from_logprobs": tally.from_logprobs,
-            "judge_from_labels": tally.from_labels,
-            "judge_unparsed": tally.unparsed,
-            "llm_calls": u1.requests,
-            "llm_prompt_tokens": u1.prompt_tokens,
-            "llm_completion_tokens": u1.completion_tokens,
-            "llm_cache_hits": u1.cache_hits,
-            "cached_run_llm_calls": u2.requests,
-        });
-        if let Value::Object(extra) = extra {
-            summary.extend(extra);
-        }
+        summary.extend(judge_fields(j, &nli.meter, &meter2, nli.tally));
     }
     Ok(Measured {
         results: first,
         summary,
     })
+}
+
+/// `scorers` split into the NLI, the embedding and the model-free ones.
+fn split_scorers(scorers: &[Scorer]) -> (Vec<Scorer>, Vec<Scorer>, Vec<Scorer>) {
+    let nli_scorers: Vec<Scorer> = scorers.iter().copied().filter(|s| s.needs_nli()).collect();
+    let embed_scorers: Vec<Scorer> = scorers
+        .iter()
+        .copied()
+        .filter(|s| s.needs_embeddings())
+        .collect();
+    let model_free: Vec<Scorer> = scorers
+        .iter()
+        .copied()
+        .filter(|s| !s.needs_nli() && !s.needs_embeddings())
+        .collect();
+    (nli_scorers, embed_scorers, model_free)
+}
+
+/// Run 1 of the NLI scorers and what the engine computed for it.
+struct NliRun {
+    results: Vec<ScoreResult>,
+    wall: f64,
+    pairs: u64,
+    tokens: u64,
+    pad: PadSnapshot,
+    /// The run's LLM usage (an LLM judge's).
+    meter: Arc<UsageMeter>,
+    /// What the NLI judge did in the run.
+    tally: Tally,
+}
+
+/// Run 1, NLI scorers, on a cold NLI cache (an earlier setting's pairs are not reused).
+fn nli_run(
+    engine: &Engine,
+    llm: &LlmService,
+    jobs: &[Job],
+    run: &RunConfig,
+    nli_scorers: &[Scorer],
+) -> Result<NliRun, String> {
+    engine.clear_nli_cache();
+    let computed0 = engine.nli_pairs_computed();
+    let tokens0 = engine.nli_tokens_computed();
+    let pad0 = engine.nli_pad_stats();
+    let (meter1, tally1) = (
+        Arc::new(UsageMeter::default()),
+        Mutex::new(Tally::default()),
+    );
+    let run1 = RunConfig {
+        meter: Some(&meter1),
+        tally: Some(&tally1),
+        ..*run
+    };
+    let t = Instant::now();
+    let nli_results = run_all(engine, llm, jobs, &run1, &nli_scorers)?;
+    let nli_wall = t.elapsed().as_secs_f64();
+    let nli_pairs = engine.nli_pairs_computed() - computed0;
+    let nli_tokens = engine.nli_tokens_computed() - tokens0;
+    let pad = engine.nli_pad_stats().since(&pad0);
+    let tally = *tally1.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(NliRun {
+        results: nli_results,
+        wall: nli_wall,
+        pairs: nli_pairs,
+        tokens: nli_tokens,
+        pad,
+        meter: meter1,
+        tally,
+    })
+}
+
+/// One run of `scorers` over every job and its wall time (s).
+fn timed_run(
+    engine: &Engine,
+    llm: &LlmService,
+    jobs: &[Job],
+    run: &RunConfig,
+    scorers: &[Scorer],
+) -> Result<(Vec<ScoreResult>, f64), String> {
+    let t = Instant::now();
+    let results = run_all(engine, llm, jobs, run, scorers)?;
+    Ok((results, t.elapsed().as_secs_f64()))
+}
+
+/// The NLI model alone on the run's pairs: (pairs/s, pairs); none with no NLI scorer or with
+/// an LLM judge (no NLI model to measure alone).
+fn raw_nli(
+    engine: &Engine,
+    jobs: &[Job],
+    run: &RunConfig,
+    nli_scorers: &[Scorer],
+) -> Result<(Option<f64>, usize), String> {
+    let matched_nli = nli_scorers
+        .iter()
+        .any(|s| s.family() == Family::MatchedUnit);
+    let graph = nli_scorers.iter().any(|s| s.family() == Family::Graph);
+    if nli_scorers.is_empty() || run.judge.is_some() {
+        Ok((None, 0))
+    } else {
+        raw_ceiling(engine, jobs, matched_nli, graph, run.premise, run.raw_pairs)
+    }
+}
+
+/// What the judge cost: a user sees it before pointing it at a paid endpoint.
+fn judge_fields(
+    j: &Judge,
+    meter1: &UsageMeter,
+    meter2: &UsageMeter,
+    tally: Tally,
+) -> Map<String, Value> {
+    let (u1, u2) = (meter1.get(), meter2.get());
+    let extra = json!({
+        "nli_llm": j.llm,
+        "nli_prompt": j.prompt.as_str(),
+        "judge_pairs": tally.pairs,
+        "judge_from_logprobs": tally.from_logprobs,
+        "judge_from_labels": tally.from_labels,
+        "judge_unparsed": tally.unparsed,
+        "llm_calls": u1.requests,
+        "llm_prompt_tokens": u1.prompt_tokens,
+        "llm_completion_tokens": u1.completion_tokens,
+        "llm_cache_hits": u1.cache_hits,
+        "cached_run_llm_calls": u2.requests,
+    });
+    let Value::Object(extra) = extra else {
+        unreachable!("json! of an object literal is an object")
+    };
+    extra
 }
 
 /// The scorers of `names` (comma-separated; `None`: all of `available`), each of which must be

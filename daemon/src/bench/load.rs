@@ -178,76 +178,11 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
         return Err("--clients and --seconds must be at least 1".into());
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find uqd itself: {e}"))?;
-    let mut started: Option<Child> = None;
-    if server::ping(args.socket, Duration::from_secs(2)).is_err() {
-        let log = std::env::temp_dir().join(format!("uqd-bench-load-{}.log", std::process::id()));
-        let log_file = std::fs::File::create(&log)
-            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-        let mut child = Command::new(&exe)
-            .args(["serve", "--socket"])
-            .arg(args.socket)
-            .stdout(Stdio::null())
-            .stderr(log_file)
-            .spawn()
-            .map_err(|e| format!("cannot start uqd serve: {e}"))?;
-        let t = Instant::now();
-        while server::ping(args.socket, Duration::from_secs(2)).is_err() {
-            let log_tail = || {
-                std::fs::read_to_string(&log)
-                    .unwrap_or_default()
-                    .lines()
-                    .rev()
-                    .take(5)
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            };
-            if let Ok(Some(status)) = child.try_wait() {
-                return Err(format!(
-                    "the daemon started for {} exited ({status}): {}",
-                    args.socket.display(),
-                    log_tail()
-                ));
-            }
-            if t.elapsed() > Duration::from_secs(120) {
-                let _ = child.kill();
-                return Err(format!(
-                    "the daemon started for {} did not answer in 120 s: {}",
-                    args.socket.display(),
-                    log_tail()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        started = Some(child);
-    }
+    let started = start_daemon(args, &exe)?;
     let info = server::ping(args.socket, Duration::from_secs(5))?;
     let pid = info["pid"].as_u64().unwrap_or(0) as u32;
     let processes = args.processes.clamp(1, args.clients);
-    let mut workers = Vec::new();
-    for w in 0..processes {
-        let threads = args.clients / processes + usize::from(w < args.clients % processes);
-        let child = Command::new(&exe)
-            .args(["bench", "load-worker", "--socket"])
-            .arg(args.socket)
-            .arg("--data")
-            .arg(args.data)
-            .args([
-                "--threads",
-                &threads.to_string(),
-                "--seconds",
-                &args.seconds.to_string(),
-            ])
-            .args([
-                "--samples",
-                &args.samples.to_string(),
-                "--seed",
-                &w.to_string(),
-            ])
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start a load worker: {e}"))?;
-        workers.push(child);
-    }
+    let workers = spawn_workers(args, &exe, processes)?;
     let t0 = Instant::now();
     // Each worker's output is read by its own thread while it runs (a worker with many fast
     // requests writes more than a pipe holds).
@@ -262,38 +197,11 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
         std::thread::sleep(Duration::from_millis(100));
     }
     let wall = t0.elapsed().as_secs_f64();
-    let (mut lat, mut errors, mut first_error) = (Vec::<f64>::new(), 0u64, Value::Null);
-    for r in readers {
-        let out = r
-            .join()
-            .map_err(|_| "a load worker's reader panicked".to_string())?
-            .map_err(|e| format!("load worker: {e}"))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let v: Value = match text
-            .lines()
-            .rev()
-            .find(|l| l.starts_with('{'))
-            .map(serde_json::from_str)
-        {
-            Some(Ok(v)) => v,
-            _ => {
-                errors += 1;
-                first_error = json!(format!("a load worker failed ({})", out.status));
-                continue;
-            }
-        };
-        lat.extend(
-            v["latencies_ms"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_f64),
-        );
-        errors += v["errors"].as_u64().unwrap_or(0);
-        if first_error.is_null() {
-            first_error = v["first_error"].clone();
-        }
-    }
+    let Tally {
+        mut lat,
+        errors,
+        first_error,
+    } = tally(readers)?;
     lat.sort_by(f64::total_cmp);
     let peak_kb = proc_kb(pid, "VmHWM:").unwrap_or(max_rss_kb);
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -326,3 +234,131 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
     );
     Ok(())
 }
+
+/// Starts `uqd serve` on `args.socket` when no daemon answers there, and waits until it does;
+/// the started daemon, if any.
+fn start_daemon(args: &LoadArgs, exe: &Path) -> Result<Option<Child>, String> {
+    if server::ping(args.socket, Duration::from_secs(2)).is_ok() {
+        return Ok(None);
+    }
+    let log = std::env::temp_dir().join(format!("uqd-bench-load-{}.log", std::process::id()));
+    let log_file =
+        std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let mut child = Command::new(exe)
+        .args(["serve", "--socket"])
+        .arg(args.socket)
+        .stdout(Stdio::null())
+        .stderr(log_file)
+        .spawn()
+        .map_err(|e| format!("cannot start uqd serve: {e}"))?;
+    let t = Instant::now();
+    while server::ping(args.socket, Duration::from_secs(2)).is_err() {
+        let log_tail = || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        };
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!(
+                "the daemon started for {} exited ({status}): {}",
+                args.socket.display(),
+                log_tail()
+            ));
+        }
+        if t.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            return Err(format!(
+                "the daemon started for {} did not answer in 120 s: {}",
+                args.socket.display(),
+                log_tail()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Ok(Some(child))
+}
+
+/// Starts `processes` load workers sharing `args.clients` connections.
+fn spawn_workers(args: &LoadArgs, exe: &Path, processes: usize) -> Result<Vec<Child>, String> {
+    let mut workers = Vec::new();
+    for w in 0..processes {
+        let threads = args.clients / processes + usize::from(w < args.clients % processes);
+        let child = Command::new(exe)
+            .args(["bench", "load-worker", "--socket"])
+            .arg(args.socket)
+            .arg("--data")
+            .arg(args.data)
+            .args([
+                "--threads",
+                &threads.to_string(),
+                "--seconds",
+                &args.seconds.to_string(),
+            ])
+            .args([
+                "--samples",
+                &args.samples.to_string(),
+                "--seed",
+                &w.to_string(),
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start a load worker: {e}"))?;
+        workers.push(child);
+    }
+    Ok(workers)
+}
+
+/// The workers' latencies (ms), error count and first error.
+struct Tally {
+    lat: Vec<f64>,
+    errors: u64,
+    first_error: Value,
+}
+
+/// Waits for every worker's JSON line and pools them.
+fn tally(readers: Vec<WorkerReader>) -> Result<Tally, String> {
+    let (mut lat, mut errors, mut first_error) = (Vec::<f64>::new(), 0u64, Value::Null);
+    for r in readers {
+        let out = r
+            .join()
+            .map_err(|_| "a load worker's reader panicked".to_string())?
+            .map_err(|e| format!("load worker: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: Value = match text
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .map(serde_json::from_str)
+        {
+            Some(Ok(v)) => v,
+            _ => {
+                errors += 1;
+                first_error = json!(format!("a load worker failed ({})", out.status));
+                continue;
+            }
+        };
+        lat.extend(
+            v["latencies_ms"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_f64),
+        );
+        errors += v["errors"].as_u64().unwrap_or(0);
+        if first_error.is_null() {
+            first_error = v["first_error"].clone();
+        }
+    }
+    Ok(Tally {
+        lat,
+        errors,
+        first_error,
+    })
+}
+
+/// The thread reading one worker's output.
+type WorkerReader = std::thread::JoinHandle<std::io::Result<std::process::Output>>;

@@ -68,6 +68,17 @@ struct Shared {
 }
 
 impl Shared {
+    fn new(socket: PathBuf) -> Shared {
+        Shared {
+            socket,
+            counters: Counters::default(),
+            results: Mutex::new(HashMap::new()),
+            max_diff: Mutex::new(0.0),
+            first_errors: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+        }
+    }
+
     fn error(&self, e: String) {
         self.counters.errors.fetch_add(1, Ordering::SeqCst);
         let mut v = self.first_errors.lock().unwrap_or_else(|p| p.into_inner());
@@ -431,35 +442,19 @@ fn stop_daemon(child: &mut Child, socket: &Path, kill: bool) {
     let _ = child.wait();
 }
 
+/// Runs the soak and prints its JSON lines.
 pub fn soak(config: &Config, args: &SoakArgs) -> Result<(), String> {
     if args.clients == 0 || args.passages == 0 || args.samples == 0 {
         return Err("--clients, --passages and --samples must be at least 1".into());
     }
-    let passages: Vec<Passage> = load_jsonl(args.data, Some(args.passages))?;
-    if let Some(p) = passages
-        .iter()
-        .find(|p| p.gpt3_text_samples.len() < args.samples)
-    {
-        return Err(format!(
-            "--samples {} but a passage has {}",
-            args.samples,
-            p.gpt3_text_samples.len()
-        ));
-    }
+    let passages = load_passages(args)?;
     let dir = std::env::temp_dir().join(format!("uqd-bench-soak-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let socket = dir.join("run").join("uqd.sock");
     let cache = dir.join("cache").join("completions.sqlite");
-    let mut child = start_daemon(config, &socket, &cache, &dir)?;
-    let shared = Arc::new(Shared {
-        socket: socket.clone(),
-        counters: Counters::default(),
-        results: Mutex::new(HashMap::new()),
-        max_diff: Mutex::new(0.0),
-        first_errors: Mutex::new(Vec::new()),
-        stop: AtomicBool::new(false),
-    });
+    let child = start_daemon(config, &socket, &cache, &dir)?;
+    let shared = Arc::new(Shared::new(socket.clone()));
     let passages = Arc::new(passages);
     let t0 = Instant::now();
     let end = t0 + Duration::from_secs_f64(args.minutes * 60.0);
@@ -470,157 +465,27 @@ pub fn soak(config: &Config, args: &SoakArgs) -> Result<(), String> {
             std::thread::spawn(move || client(id, &shared, &passages, samples, &dir))
         })
         .collect();
-
-    let sample = |child: &Child, lifetime: usize| -> Value {
-        let (rss, fds, threads) = proc_stats(child.id());
-        let ping = crate::server::ping(&socket, Duration::from_secs(10)).unwrap_or(Value::Null);
-        let c = &shared.counters;
-        json!({
-            "bench": "soak", "t_s": round(t0.elapsed().as_secs_f64()), "daemon": lifetime,
-            "pid": child.id(), "rss_mb": round(rss), "fds": fds, "threads": threads,
-            "nli_cache_entries": ping["nli_cache_entries"], "embed_cache_entries": ping["embed_cache_entries"],
-            "completion_cache_bytes": file_size(&cache) + file_size(&cache.with_extension("sqlite-wal")),
-            "requests": c.requests.load(Ordering::SeqCst), "errors": c.errors.load(Ordering::SeqCst),
-            "reconnects": c.reconnects.load(Ordering::SeqCst), "jobs_done": c.jobs_done.load(Ordering::SeqCst),
-            "mismatches": c.mismatches.load(Ordering::SeqCst),
-        })
+    let sampler = Sampler {
+        socket: &socket,
+        cache: &cache,
+        t0,
+        counters: &shared.counters,
     };
-    let mut lifetime = 1;
-    let mut first_sample: Option<Value> = None;
-    let mut lifetimes: Vec<Value> = Vec::new();
-    let mut life_start = sample(&child, lifetime);
-    let mut last_sample = Instant::now();
-    let mut last_restart = Instant::now();
-    let mut restarts = 0usize;
-    while Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(250));
-        if last_sample.elapsed().as_secs_f64() >= args.sample_every {
-            let s = sample(&child, lifetime);
-            println!("{s}");
-            first_sample.get_or_insert(s);
-            last_sample = Instant::now();
-        }
-        if args.restart_every > 0.0
-            && last_restart.elapsed().as_secs_f64() >= args.restart_every
-            && Instant::now() + Duration::from_secs_f64(args.restart_every.min(30.0)) < end
-        {
-            let s = sample(&child, lifetime);
-            lifetimes.push(json!({"daemon": lifetime, "rss_mb": [life_start["rss_mb"], s["rss_mb"]], "fds": [life_start["fds"], s["fds"]]}));
-            let kill = restarts % 2 == 0;
-            eprintln!(
-                "soak: restarting the daemon ({})",
-                if kill { "kill -9" } else { "shutdown" }
-            );
-            stop_daemon(&mut child, &socket, kill);
-            child = start_daemon(config, &socket, &cache, &dir)?;
-            restarts += 1;
-            lifetime += 1;
-            life_start = sample(&child, lifetime);
-            last_restart = Instant::now();
-        }
-    }
-    let last = sample(&child, lifetime);
-    println!("{last}");
-    lifetimes.push(json!({"daemon": lifetime, "rss_mb": [life_start["rss_mb"], last["rss_mb"]], "fds": [life_start["fds"], last["fds"]]}));
+    let lives = restart_loop(config, args, &sampler, child, &dir, end)?;
+    let (mut child, last) = (lives.child, lives.last);
     shared.stop.store(true, Ordering::SeqCst);
     for w in workers {
         let _ = w.join();
     }
     stop_daemon(&mut child, &socket, false);
-
-    // The same queries on a fresh daemon with an empty cache: scores must match the soak's.
-    let fresh_cache = dir.join("fresh").join("completions.sqlite");
-    let mut fresh = start_daemon(config, &socket, &fresh_cache, &dir)?;
-    let fresh_shared = Shared {
-        socket: socket.clone(),
-        counters: Counters::default(),
-        results: Mutex::new(HashMap::new()),
-        max_diff: Mutex::new(0.0),
-        first_errors: Mutex::new(Vec::new()),
-        stop: AtomicBool::new(false),
-    };
-    let mut conn = Conn {
-        shared: &fresh_shared,
-        stream: None,
-    };
-    let score_opts: Value = serde_json::from_str(SCORE_OPTIONS).unwrap_or_default();
-    let soaked = shared
-        .results
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    let (mut compared, mut fresh_diff, mut fresh_mismatch) = (0usize, 0.0f64, 0usize);
-    for (key, got) in &soaked {
-        let Some((kind, p)) = key.split_once('/') else {
-            continue;
-        };
-        let Ok(p) = p.parse::<usize>() else { continue };
-        let passage = &passages[p];
-        let samples = &passage.gpt3_text_samples[..args.samples];
-        let want = match kind {
-            "score" | "job" => {
-                let opts = if kind == "score" {
-                    score_opts.clone()
-                } else {
-                    json!({"scorers": ["entailment", "noncontradiction"]})
-                };
-                conn.call(&json!({"op": "score", "response": passage.gpt3_text, "samples": samples, "options": opts}))
-                    .map(|r| {
-                        if kind == "score" {
-                            flatten(&r)
-                        } else {
-                            // The job stores unit scores ordered by position, then scorer.
-                            let mut by: Vec<(i64, String, f64)> = r["scores"]
-                                .as_array()
-                                .map(|a| {
-                                    a.iter()
-                                        .map(|s| {
-                                            (
-                                                s["unit_idx"].as_i64().unwrap_or(0),
-                                                s["scorer"].as_str().unwrap_or("").to_string(),
-                                                s["score"].as_f64().unwrap_or(f64::NAN),
-                                            )
-                                        })
-                                        .collect()
-                                })
-                                .unwrap_or_default();
-                            by.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-                            by.into_iter().map(|x| x.2).collect()
-                        }
-                    })
-            }
-            _ => {
-                let pairs: Vec<(String, String)> = samples
-                    .iter()
-                    .map(|s| (s.clone(), passage.gpt3_text.clone()))
-                    .collect();
-                conn.call(&json!({"op": "nli", "pairs": pairs})).map(|r| {
-                    r.as_array()
-                        .map(|a| {
-                            a.iter()
-                                .map(|x| x["entailment"].as_f64().unwrap_or(f64::NAN))
-                                .collect()
-                        })
-                        .unwrap_or_default()
-                })
-            }
-        };
-        match want {
-            Ok(want) => {
-                let d = diff(got, &want);
-                compared += 1;
-                fresh_diff = fresh_diff.max(d);
-                if d > 1e-4 {
-                    fresh_mismatch += 1;
-                }
-            }
-            Err(e) => shared.error(format!("fresh run: {e}")),
-        }
-    }
-    stop_daemon(&mut fresh, &socket, false);
+    let (compared, fresh_diff, fresh_mismatch) =
+        fresh_check(config, &dir, &shared, &passages, args.samples)?;
 
     let c = &shared.counters;
-    let first = first_sample.unwrap_or_else(|| lifetimes[0].clone());
+    let first = lives
+        .first_sample
+        .unwrap_or_else(|| lives.lifetimes[0].clone());
+    let (restarts, lifetimes) = (lives.restarts, lives.lifetimes);
     println!(
         "{}",
         json!({
@@ -644,4 +509,227 @@ pub fn soak(config: &Config, args: &SoakArgs) -> Result<(), String> {
     );
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// The first `--passages` passages of `--data`, each with at least `--samples` samples.
+fn load_passages(args: &SoakArgs) -> Result<Vec<Passage>, String> {
+    let passages: Vec<Passage> = load_jsonl(args.data, Some(args.passages))?;
+    if let Some(p) = passages
+        .iter()
+        .find(|p| p.gpt3_text_samples.len() < args.samples)
+    {
+        return Err(format!(
+            "--samples {} but a passage has {}",
+            args.samples,
+            p.gpt3_text_samples.len()
+        ));
+    }
+    Ok(passages)
+}
+
+/// The sample lines of the running daemon: its RSS, fds and threads, cache sizes and counters.
+struct Sampler<'a> {
+    socket: &'a Path,
+    cache: &'a Path,
+    t0: Instant,
+    counters: &'a Counters,
+}
+
+impl Sampler<'_> {
+    fn sample(&self, child: &Child, lifetime: usize) -> Value {
+        let (rss, fds, threads) = proc_stats(child.id());
+        let ping = crate::server::ping(self.socket, Duration::from_secs(10)).unwrap_or(Value::Null);
+        let (c, cache) = (self.counters, self.cache);
+        json!({
+            "bench": "soak", "t_s": round(self.t0.elapsed().as_secs_f64()), "daemon": lifetime,
+            "pid": child.id(), "rss_mb": round(rss), "fds": fds, "threads": threads,
+            "nli_cache_entries": ping["nli_cache_entries"], "embed_cache_entries": ping["embed_cache_entries"],
+            "completion_cache_bytes": file_size(cache) + file_size(&cache.with_extension("sqlite-wal")),
+            "requests": c.requests.load(Ordering::SeqCst), "errors": c.errors.load(Ordering::SeqCst),
+            "reconnects": c.reconnects.load(Ordering::SeqCst), "jobs_done": c.jobs_done.load(Ordering::SeqCst),
+            "mismatches": c.mismatches.load(Ordering::SeqCst),
+        })
+    }
+}
+
+/// The daemons of a soak: the last one (still running), the first sample line, RSS and fds at
+/// the start and end of each daemon's life, and the restarts.
+struct Lives {
+    child: Child,
+    last: Value,
+    first_sample: Option<Value>,
+    lifetimes: Vec<Value>,
+    restarts: usize,
+}
+
+/// RSS and fds at the start and the end of daemon `lifetime`.
+fn lifetime_line(lifetime: usize, start: &Value, end: &Value) -> Value {
+    json!({"daemon": lifetime, "rss_mb": [start["rss_mb"], end["rss_mb"]], "fds": [start["fds"], end["fds"]]})
+}
+
+/// Until `end`: a sample line every `--sample-every` seconds, and a restart of the daemon
+/// (alternately `kill -9` and a clean shutdown) every `--restart-every` seconds.
+fn restart_loop(
+    config: &Config,
+    args: &SoakArgs,
+    sampler: &Sampler,
+    mut child: Child,
+    dir: &Path,
+    end: Instant,
+) -> Result<Lives, String> {
+    let (socket, cache) = (sampler.socket, sampler.cache);
+    let mut lifetime = 1;
+    let mut first_sample: Option<Value> = None;
+    let mut lifetimes: Vec<Value> = Vec::new();
+    let mut life_start = sampler.sample(&child, lifetime);
+    let mut last_sample = Instant::now();
+    let mut last_restart = Instant::now();
+    let mut restarts = 0usize;
+    while Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(250));
+        if last_sample.elapsed().as_secs_f64() >= args.sample_every {
+            let s = sampler.sample(&child, lifetime);
+            println!("{s}");
+            first_sample.get_or_insert(s);
+            last_sample = Instant::now();
+        }
+        if args.restart_every > 0.0
+            && last_restart.elapsed().as_secs_f64() >= args.restart_every
+            && Instant::now() + Duration::from_secs_f64(args.restart_every.min(30.0)) < end
+        {
+            let s = sampler.sample(&child, lifetime);
+            lifetimes.push(lifetime_line(lifetime, &life_start, &s));
+            let kill = restarts % 2 == 0;
+            eprintln!(
+                "soak: restarting the daemon ({})",
+                if kill { "kill -9" } else { "shutdown" }
+            );
+            stop_daemon(&mut child, socket, kill);
+            child = start_daemon(config, socket, cache, dir)?;
+            restarts += 1;
+            lifetime += 1;
+            life_start = sampler.sample(&child, lifetime);
+            last_restart = Instant::now();
+        }
+    }
+    let last = sampler.sample(&child, lifetime);
+    println!("{last}");
+    lifetimes.push(lifetime_line(lifetime, &life_start, &last));
+    Ok(Lives {
+        child,
+        last,
+        first_sample,
+        lifetimes,
+        restarts,
+    })
+}
+
+/// The same queries on a fresh daemon with an empty cache: scores must match the soak's.
+/// (compared, max absolute difference, mismatches); a failed query is an error of the soak.
+fn fresh_check(
+    config: &Config,
+    dir: &Path,
+    shared: &Shared,
+    passages: &[Passage],
+    samples: usize,
+) -> Result<(usize, f64, usize), String> {
+    let socket = &shared.socket;
+    let fresh_cache = dir.join("fresh").join("completions.sqlite");
+    let mut fresh = start_daemon(config, socket, &fresh_cache, dir)?;
+    let fresh_shared = Shared::new(socket.clone());
+    let mut conn = Conn {
+        shared: &fresh_shared,
+        stream: None,
+    };
+    let score_opts: Value = serde_json::from_str(SCORE_OPTIONS).unwrap_or_default();
+    let soaked = shared
+        .results
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let (mut compared, mut fresh_diff, mut fresh_mismatch) = (0usize, 0.0f64, 0usize);
+    for (key, got) in &soaked {
+        let Some((kind, p)) = key.split_once('/') else {
+            continue;
+        };
+        let Ok(p) = p.parse::<usize>() else { continue };
+        let passage = &passages[p];
+        let samples = &passage.gpt3_text_samples[..samples];
+        let want = fresh_scores(&mut conn, kind, passage, samples, &score_opts);
+        match want {
+            Ok(want) => {
+                let d = diff(got, &want);
+                compared += 1;
+                fresh_diff = fresh_diff.max(d);
+                if d > 1e-4 {
+                    fresh_mismatch += 1;
+                }
+            }
+            Err(e) => shared.error(format!("fresh run: {e}")),
+        }
+    }
+    stop_daemon(&mut fresh, socket, false);
+    Ok((compared, fresh_diff, fresh_mismatch))
+}
+
+/// The scores of one soak query (`score/P`, `job/P` or `nli/P` of passage P) on `conn`.
+fn fresh_scores(
+    conn: &mut Conn,
+    kind: &str,
+    passage: &Passage,
+    samples: &[String],
+    score_opts: &Value,
+) -> Result<Scores, String> {
+    match kind {
+        "score" | "job" => {
+            let opts = if kind == "score" {
+                score_opts.clone()
+            } else {
+                json!({"scorers": ["entailment", "noncontradiction"]})
+            };
+            conn.call(&json!({"op": "score", "response": passage.gpt3_text, "samples": samples, "options": opts}))
+                .map(|r| {
+                    if kind == "score" {
+                        flatten(&r)
+                    } else {
+                        job_order(&r)
+                    }
+                })
+        }
+        _ => {
+            let pairs: Vec<(String, String)> = samples
+                .iter()
+                .map(|s| (s.clone(), passage.gpt3_text.clone()))
+                .collect();
+            conn.call(&json!({"op": "nli", "pairs": pairs})).map(|r| {
+                r.as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|x| x["entailment"].as_f64().unwrap_or(f64::NAN))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+        }
+    }
+}
+
+/// The unit scores of a `score` result in the order a job stores them: by position, then scorer.
+fn job_order(r: &Value) -> Scores {
+    let mut by: Vec<(i64, String, f64)> = r["scores"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    (
+                        s["unit_idx"].as_i64().unwrap_or(0),
+                        s["scorer"].as_str().unwrap_or("").to_string(),
+                        s["score"].as_f64().unwrap_or(f64::NAN),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    by.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    by.into_iter().map(|x| x.2).collect()
 }

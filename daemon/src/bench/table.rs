@@ -39,48 +39,14 @@ pub struct TableArgs<'a> {
     pub raw_pairs: usize,
 }
 
+/// Runs the benchmark and prints its JSON line.
 pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), String> {
     let passages: Vec<Passage> = load_jsonl(args.data, args.limit)?;
     let dir = std::env::temp_dir().join(format!("uqd-bench-table-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let db = dir.join("bench.db");
-    let _ = std::fs::remove_file(&db);
-    let mut conn = Connection::open(&db).map_err(|e| e.to_string())?;
-    conn.execute_batch("CREATE TABLE passages(id INTEGER PRIMARY KEY, answer TEXT, samples TEXT)")
-        .map_err(|e| e.to_string())?;
-    {
-        let tx = conn.transaction().map_err(|e| e.to_string())?;
-        for (i, p) in passages.iter().enumerate() {
-            if p.gpt3_text_samples.len() < args.samples {
-                return Err(format!(
-                    "--samples {} but passage {i} has only {} samples",
-                    args.samples,
-                    p.gpt3_text_samples.len()
-                ));
-            }
-            let samples = serde_json::to_string(&p.gpt3_text_samples[..args.samples])
-                .map_err(|e| e.to_string())?;
-            tx.execute(
-                "INSERT INTO passages VALUES (?1, ?2, ?3)",
-                params![i as i64, p.gpt3_text, samples],
-            )
-            .map_err(|e| e.to_string())?;
-        }
-        tx.commit().map_err(|e| e.to_string())?;
-    }
-    let mut options: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(args.options).map_err(|e| format!("--options: {e}"))?;
-    let concurrency = args
-        .concurrency
-        .unwrap_or(engine.device_defaults().job_concurrency);
-    options.insert("concurrency".into(), json!(concurrency));
-    let premise = match options.get("premise") {
-        Some(p) => Premise::parse(p).map_err(|e| format!("--options: {e}"))?,
-        None => default_premise(match options.get("granularity").and_then(|g| g.as_str()) {
-            Some(g) => Granularity::parse(g).map_err(|e| format!("--options: {e}"))?,
-            None => Granularity::Sentence,
-        }),
-    };
+    let mut conn = passages_db(&db, &passages, args.samples)?;
+    let (options, concurrency, premise) = job_options(engine, args)?;
     let (tokens0, pad0) = (engine.nli_tokens_computed(), engine.nli_pad_stats());
     let mut run = |label: &str| -> Result<(f64, u64, String), String> {
         let job = create_job("uqd bench table", &mut conn, "passages", &options)?;
@@ -103,17 +69,7 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
     let (warm_wall, _, warm_status) = run("warm")?;
     let rows = passages.len() as f64;
     // The raw model on a sample of the job's unit-response pairs (sentences of the answer).
-    let jobs: Vec<Job> = passages
-        .iter()
-        .map(|p| Job {
-            response: p.gpt3_text.clone(),
-            units: split_sentences(&p.gpt3_text),
-            samples: p.gpt3_text_samples[..args.samples].to_vec(),
-            sample_units: None,
-            claim_union: None,
-            granularity: Granularity::Sentence,
-        })
-        .collect();
+    let jobs = sentence_jobs(&passages, args.samples);
     let (raw, raw_pairs) = raw_ceiling(engine, &jobs, false, false, premise, args.raw_pairs)?;
     let stored: i64 = conn
         .query_row("SELECT count(*) FROM uq_unit_score", [], |r| r.get(0))
@@ -139,4 +95,69 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
     );
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
+}
+
+/// A fresh database at `db` with table `passages(id, answer, samples)`: each passage's text
+/// and its first `samples` samples (a JSON array).
+fn passages_db(db: &Path, passages: &[Passage], samples: usize) -> Result<Connection, String> {
+    let _ = std::fs::remove_file(db);
+    let mut conn = Connection::open(db).map_err(|e| e.to_string())?;
+    conn.execute_batch("CREATE TABLE passages(id INTEGER PRIMARY KEY, answer TEXT, samples TEXT)")
+        .map_err(|e| e.to_string())?;
+    let tx = conn.transaction().map_err(|e| e.to_string())?;
+    for (i, p) in passages.iter().enumerate() {
+        if p.gpt3_text_samples.len() < samples {
+            return Err(format!(
+                "--samples {} but passage {i} has only {} samples",
+                samples,
+                p.gpt3_text_samples.len()
+            ));
+        }
+        let kept =
+            serde_json::to_string(&p.gpt3_text_samples[..samples]).map_err(|e| e.to_string())?;
+        tx.execute(
+            "INSERT INTO passages VALUES (?1, ?2, ?3)",
+            params![i as i64, p.gpt3_text, kept],
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    tx.commit().map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// The job's options (`--options` with `concurrency` set), that concurrency, and the premise
+/// setting the job scores with.
+fn job_options(
+    engine: &Engine,
+    args: &TableArgs,
+) -> Result<(serde_json::Map<String, serde_json::Value>, usize, Premise), String> {
+    let mut options: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(args.options).map_err(|e| format!("--options: {e}"))?;
+    let concurrency = args
+        .concurrency
+        .unwrap_or(engine.device_defaults().job_concurrency);
+    options.insert("concurrency".into(), json!(concurrency));
+    let premise = match options.get("premise") {
+        Some(p) => Premise::parse(p).map_err(|e| format!("--options: {e}"))?,
+        None => default_premise(match options.get("granularity").and_then(|g| g.as_str()) {
+            Some(g) => Granularity::parse(g).map_err(|e| format!("--options: {e}"))?,
+            None => Granularity::Sentence,
+        }),
+    };
+    Ok((options, concurrency, premise))
+}
+
+/// The passages as benchmark jobs at sentence granularity, for the raw-model measurement.
+fn sentence_jobs(passages: &[Passage], samples: usize) -> Vec<Job> {
+    passages
+        .iter()
+        .map(|p| Job {
+            response: p.gpt3_text.clone(),
+            units: split_sentences(&p.gpt3_text),
+            samples: p.gpt3_text_samples[..samples].to_vec(),
+            sample_units: None,
+            claim_union: None,
+            granularity: Granularity::Sentence,
+        })
+        .collect()
 }

@@ -14,7 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{Map, Value};
 use uq_core::jobs::{self, parse_job, JobSpec};
 use uq_core::options::{parse_samples, LlmRole};
-use uq_core::protocol::GeneratedResponse;
+use uq_core::protocol::{GeneratedResponse, ScoreResult, UadResult};
 use uq_llm::Usage;
 
 use super::{write, JobRow, Progress, RowOut, SourceRow};
@@ -92,21 +92,7 @@ pub fn run_job(
     let mut conn = store::open(db)?;
     store::ensure_wal(&conn)?;
     store::migrate(&mut conn)?;
-    let deadline = Instant::now() + ROW_WAIT;
-    let job = loop {
-        match load_job(&conn, job_id)? {
-            Some(j) => break j,
-            None if Instant::now() < deadline && !cancel.load(Ordering::SeqCst) => {
-                std::thread::sleep(Duration::from_millis(100))
-            }
-            None => {
-                return Err(format!(
-                    "no job {job_id} in {} (a job is visible once the statement that created it has ended and its transaction is committed)",
-                    db.display()
-                ))
-            }
-        }
-    };
+    let job = wait_for_job(&conn, db, job_id, cancel)?;
     if jobs::is_final(&job.status) {
         return Ok(job.status);
     }
@@ -121,19 +107,19 @@ pub fn run_job(
         Some(r) => r,
         None => write::create_run(&mut conn, job_id, &spec, engine, llm)?,
     };
-    let total: i64 = conn
-        .query_row(
-            &jobs::count_rows_sql(&job.source_table, &spec.columns),
-            [],
-            |r| r.get(0),
-        )
-        .map_err(|e| format!("cannot count the rows of {:?}: {e}", job.source_table))?;
-    write::start(&conn, job_id, total)?;
+    start_counted(&conn, &job, &spec)?;
     let mut progress = write::progress(&conn, job_id)?;
     on_progress(&progress);
+    let run = JobRun {
+        engine,
+        llm,
+        db,
+        job: &job,
+        spec: &spec,
+        run_id,
+    };
     let rows = RowsInFlight::of(&spec, &engine.device_defaults());
-    // NLI pairs the judge LLM could not read, and in how many rows, in the rows of this run.
-    let (mut unparsed_pairs, mut unparsed_rows) = (0usize, 0usize);
+    let mut unparsed = Unparsed::default();
     // Page by page (memory stays bounded on big tables), chunk by chunk within a page.
     loop {
         let page = pending_rows(&conn, &job.source_table, &spec, run_id, job_id, PAGE_ROWS)?;
@@ -146,26 +132,12 @@ pub fn run_job(
                 write::finish(&conn, job_id, jobs::CANCELLED, Some("cancelled"))?;
                 return Ok(jobs::CANCELLED.into());
             }
-            let meter = Arc::new(UsageMeter::default());
-            let results = score_chunk(engine, llm, &spec, rows.concurrency, chunk, &meter);
-            let usage: Usage = meter.get();
-            for r in results.iter().flatten().filter(|r| r.nli_unparsed > 0) {
-                unparsed_pairs += r.nli_unparsed;
-                unparsed_rows += 1;
-            }
-            // A database file made read-only meanwhile fails this chunk: the open connection
-            // (and SQLite's reuse of its descriptors) would otherwise go on writing.
-            let committed = store::check_writable(db).and_then(|()| {
-                write::commit_chunk(&mut conn, run_id, &job, &spec, chunk, &results, &usage)
-            });
-            if let Err(e) = committed {
-                let first = chunk.first().map_or("", |r| r.key.as_str());
-                return Err(format!(
-                    "the chunk of {} rows from key {first:?} could not be committed ({e}); the {} rows committed before are kept",
-                    chunk.len(),
-                    progress.done
-                ));
-            }
+            unparsed.add(&run.score_and_commit(
+                &mut conn,
+                chunk,
+                rows.concurrency,
+                progress.done,
+            )?);
             let rows_this_run = progress.rows_this_run + chunk.len();
             progress = write::progress(&conn, job_id)?;
             progress.rows_this_run = rows_this_run;
@@ -179,28 +151,139 @@ pub fn run_job(
     if write::status(&conn, job_id)? == jobs::CANCELLED {
         return Ok(jobs::CANCELLED.into());
     }
-    // The job's notes: failed rows, then calibration (adaptation, settings that differ).
-    let mut notes: Vec<String> = Vec::new();
-    if progress.errors > 0 {
-        notes.push(format!(
-            "{} of {} rows failed: see SELECT * FROM uq_job_error WHERE job_id = {job_id}",
-            progress.errors, progress.total
-        ));
-    }
-    if unparsed_pairs > 0 {
-        notes.push(format!(
-            "nli_llm: {unparsed_pairs} NLI pairs in {unparsed_rows} rows could not be read after up to {} retries \
-             (NULL, left out of their units' scores): see uq_debug() on one of these answers, or \
-             try another nli_llm or \"nli_prompt\"",
-            judge::RETRIES
-        ));
-    }
+    // The job's notes: failed rows, unreadable judge replies, then calibration (adaptation,
+    // settings that differ).
+    let mut notes = run_notes(&progress, job_id, &unparsed);
     notes.extend(super::adapt::finish_calibration(
         &mut conn, engine, run_id, &spec,
     )?);
     let message = (!notes.is_empty()).then(|| notes.join("\n"));
     write::finish(&conn, job_id, jobs::DONE, message.as_deref())?;
     Ok(jobs::DONE.into())
+}
+
+/// The job row of `job_id`, waiting up to `ROW_WAIT` for the transaction that creates it to
+/// commit (or for a cancel).
+fn wait_for_job(
+    conn: &Connection,
+    db: &Path,
+    job_id: i64,
+    cancel: &AtomicBool,
+) -> Result<JobRow, String> {
+    let deadline = Instant::now() + ROW_WAIT;
+    loop {
+        match load_job(conn, job_id)? {
+            Some(j) => return Ok(j),
+            None if Instant::now() < deadline && !cancel.load(Ordering::SeqCst) => {
+                std::thread::sleep(Duration::from_millis(100))
+            }
+            None => {
+                return Err(format!(
+                    "no job {job_id} in {} (a job is visible once the statement that created it has ended and its transaction is committed)",
+                    db.display()
+                ))
+            }
+        }
+    }
+}
+
+/// Counts the rows the job will score and marks it running.
+fn start_counted(conn: &Connection, job: &JobRow, spec: &JobSpec) -> Result<(), String> {
+    let total: i64 = conn
+        .query_row(
+            &jobs::count_rows_sql(&job.source_table, &spec.columns),
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| format!("cannot count the rows of {:?}: {e}", job.source_table))?;
+    write::start(conn, job.job_id, total)
+}
+
+/// A job being run: what scoring and committing its chunks needs.
+struct JobRun<'a> {
+    engine: &'a Engine,
+    llm: &'a LlmService,
+    db: &'a Path,
+    job: &'a JobRow,
+    spec: &'a JobSpec,
+    run_id: i64,
+}
+
+impl JobRun<'_> {
+    /// Scores the rows of `chunk` (`concurrency` at a time) and commits them; the rows' results.
+    /// `done`: the rows committed before, for the error text.
+    fn score_and_commit(
+        &self,
+        conn: &mut Connection,
+        chunk: &[SourceRow],
+        concurrency: usize,
+        done: i64,
+    ) -> Result<Vec<Result<RowOut, String>>, String> {
+        let meter = Arc::new(UsageMeter::default());
+        let results = score_chunk(self.engine, self.llm, self.spec, concurrency, chunk, &meter);
+        let usage: Usage = meter.get();
+        // A database file made read-only meanwhile fails this chunk: the open connection
+        // (and SQLite's reuse of its descriptors) would otherwise go on writing.
+        let committed = store::check_writable(self.db).and_then(|()| {
+            write::commit_chunk(
+                conn,
+                self.run_id,
+                self.job,
+                self.spec,
+                chunk,
+                &results,
+                &usage,
+            )
+        });
+        if let Err(e) = committed {
+            let first = chunk.first().map_or("", |r| r.key.as_str());
+            return Err(format!(
+                "the chunk of {} rows from key {first:?} could not be committed ({e}); the {} rows committed before are kept",
+                chunk.len(),
+                done
+            ));
+        }
+        Ok(results)
+    }
+}
+
+/// NLI pairs the judge LLM could not read, and in how many rows, in the rows of this run.
+#[derive(Default)]
+struct Unparsed {
+    pairs: usize,
+    rows: usize,
+}
+
+impl Unparsed {
+    /// Adds the rows of `results` that have unreadable pairs.
+    fn add(&mut self, results: &[Result<RowOut, String>]) {
+        for r in results.iter().flatten().filter(|r| r.nli_unparsed > 0) {
+            self.pairs += r.nli_unparsed;
+            self.rows += 1;
+        }
+    }
+}
+
+/// The notes on a job run that ended with `progress`: failed rows, then NLI pairs the judge LLM
+/// could not read.
+fn run_notes(progress: &Progress, job_id: i64, unparsed: &Unparsed) -> Vec<String> {
+    let mut notes = Vec::new();
+    if progress.errors > 0 {
+        notes.push(format!(
+            "{} of {} rows failed: see SELECT * FROM uq_job_error WHERE job_id = {job_id}",
+            progress.errors, progress.total
+        ));
+    }
+    let Unparsed { pairs, rows } = unparsed;
+    if *pairs > 0 {
+        notes.push(format!(
+            "nli_llm: {pairs} NLI pairs in {rows} rows could not be read after up to {} retries \
+             (NULL, left out of their units' scores): see uq_debug() on one of these answers, or \
+             try another nli_llm or \"nli_prompt\"",
+            judge::RETRIES
+        ));
+    }
+    notes
 }
 
 fn pending_rows(
@@ -306,7 +389,38 @@ pub fn score_row(
     spec: &JobSpec,
     row: &SourceRow,
 ) -> Result<RowOut, String> {
-    let col = |c: &Option<String>| c.as_deref().unwrap_or("?").to_string();
+    let options = row_options(spec, row)?;
+    let mut samples = row_samples(spec, row)?;
+    let (generated_answer, generated_samples) =
+        generate_missing(llm, spec, row, &options, &mut samples)?;
+    let answer = match &generated_answer {
+        Some(g) => g.text.clone(),
+        None => row.answer.clone().unwrap_or_default(),
+    };
+    let samples = samples.unwrap_or_default();
+    let score = pipeline::score(engine, llm, &answer, &samples, &options)?;
+    let uad = row_uad(engine, llm, spec, &answer, &samples, &options, &score)?;
+    let mut labels = given_labels(spec, row, score.units.len())?;
+    labels.extend(grader_labels(llm, spec, row, &score.units)?);
+    Ok(RowOut {
+        answer,
+        generated_answer,
+        samples,
+        generated_samples,
+        score,
+        uad,
+        labels,
+        nli_unparsed: 0,
+    })
+}
+
+/// The name of a source column in an error text.
+fn col(c: &Option<String>) -> String {
+    c.as_deref().unwrap_or("?").to_string()
+}
+
+/// The job's scoring options with this row's prompt, stored decomposition and claim union.
+fn row_options(spec: &JobSpec, row: &SourceRow) -> Result<Value, String> {
     let mut options = spec.scoring.clone();
     if let (Some(p), Some(map)) = (&row.prompt, options.as_object_mut()) {
         if !map.contains_key("prompt") && !p.trim().is_empty() {
@@ -331,125 +445,150 @@ pub fn score_row(
             map.insert(key.into(), v);
         }
     }
-    let mut samples = match &row.samples {
+    Ok(options)
+}
+
+/// The row's samples column (a JSON array of strings), `None` when NULL.
+fn row_samples(spec: &JobSpec, row: &SourceRow) -> Result<Option<Vec<String>>, String> {
+    Ok(match &row.samples {
         None => None,
         Some(s) => {
             let v: Value = serde_json::from_str(s).map_err(|e| {
-                format!(
-                    "column {:?} is not JSON ({e}): store samples as a JSON array of strings, e.g. json_array('a', 'b')",
-                    col(&spec.columns.samples)
-                )
-            })?;
+            format!(
+                "column {:?} is not JSON ({e}): store samples as a JSON array of strings, e.g. json_array('a', 'b')",
+                col(&spec.columns.samples)
+            )
+        })?;
             Some(
                 parse_samples(&v)
                     .map_err(|e| format!("column {:?}: {e}", col(&spec.columns.samples)))?,
             )
         }
-    };
+    })
+}
+
+/// The answer and the samples generated for a row (`None`: the row had them).
+type Generated = (Option<GeneratedResponse>, Option<Vec<GeneratedResponse>>);
+
+/// Generates the answer and the samples the row lacks, from its prompt (job option `generate`):
+/// the generated answer and samples, `samples` set to the latter.
+fn generate_missing(
+    llm: &LlmService,
+    spec: &JobSpec,
+    row: &SourceRow,
+    options: &Value,
+    samples: &mut Option<Vec<String>>,
+) -> Result<Generated, String> {
     let answer_missing = row.answer.as_deref().is_none_or(|a| a.trim().is_empty());
     let samples_missing = samples.is_none() && spec.parsed.scoring.needs_samples();
     let mut generated_answer = None;
     let mut generated_samples = None;
-    if answer_missing || samples_missing {
-        let what = if answer_missing {
-            "the answer"
-        } else {
-            "the samples"
-        };
-        if spec.generate == 0 {
+    if !(answer_missing || samples_missing) {
+        return Ok((generated_answer, generated_samples));
+    }
+    let what = if answer_missing {
+        "the answer"
+    } else {
+        "the samples"
+    };
+    if spec.generate == 0 {
+        return Err(format!(
+            "{what} column is NULL for this row: fill it, or set job option generate to the number of samples to generate from the prompt"
+        ));
+    }
+    let prompt = row
+        .prompt
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+        .ok_or_else(|| format!("{what} must be generated but the prompt is NULL or empty"))?;
+    let g = generate::generate(llm, prompt, spec.generate, options)?;
+    let mut responses = g.responses.into_iter();
+    let original = responses.next();
+    if answer_missing {
+        generated_answer = original;
+    }
+    if samples_missing {
+        let gen: Vec<GeneratedResponse> = responses.collect();
+        *samples = Some(gen.iter().map(|r| r.text.clone()).collect());
+        generated_samples = Some(gen);
+    }
+    Ok((generated_answer, generated_samples))
+}
+
+/// UAD over the claims just scored (job option `uad`): their scores by the UAD scorer are reused
+/// when the job computed them (the UAD scorer is the first of `scorers` unless `uad_scorer`
+/// names another).
+fn row_uad(
+    engine: &Engine,
+    llm: &LlmService,
+    spec: &JobSpec,
+    answer: &str,
+    samples: &[String],
+    options: &Value,
+    score: &ScoreResult,
+) -> Result<Option<UadResult>, String> {
+    if !spec.uad || score.units.is_empty() {
+        return Ok(None);
+    }
+    let uad_scorer = spec.parsed.uad_scorer();
+    Ok(Some(if spec.parsed.scoring.scorers.contains(&uad_scorer) {
+        let scores = score.unit_scores(uad_scorer.name());
+        uad::decide(
+            engine,
+            llm,
+            &spec.parsed,
+            answer,
+            score.units.clone(),
+            &score.origins,
+            scores,
+        )?
+    } else {
+        let mut o = options.clone();
+        if let Some(map) = o.as_object_mut() {
+            map.insert("units".into(), serde_json::json!(score.units));
+        }
+        uad::uad(engine, llm, answer, samples, &o)?
+    }))
+}
+
+/// The graders' labels of the units (job options `grade` and `objectivity`).
+fn grader_labels(
+    llm: &LlmService,
+    spec: &JobSpec,
+    row: &SourceRow,
+    units: &[String],
+) -> Result<Vec<(usize, &'static str, Graded)>, String> {
+    let mut labels = Vec::new();
+    if !(spec.grade || spec.objectivity) || units.is_empty() {
+        return Ok(labels);
+    }
+    let judge = llm.for_role(&spec.parsed, LlmRole::Judge)?;
+    if spec.grade {
+        let reference = row.reference.as_deref().unwrap_or("");
+        if reference.trim().is_empty() {
             return Err(format!(
-                "{what} column is NULL for this row: fill it, or set job option generate to the number of samples to generate from the prompt"
+                "the reference column {:?} is NULL or empty for this row: grading needs the reference text",
+                col(&spec.columns.reference)
             ));
         }
-        let prompt = row
-            .prompt
-            .as_deref()
-            .filter(|p| !p.trim().is_empty())
-            .ok_or_else(|| format!("{what} must be generated but the prompt is NULL or empty"))?;
-        let g = generate::generate(llm, prompt, spec.generate, &options)?;
-        let mut responses = g.responses.into_iter();
-        let original = responses.next();
-        if answer_missing {
-            generated_answer = original;
-        }
-        if samples_missing {
-            let gen: Vec<GeneratedResponse> = responses.collect();
-            samples = Some(gen.iter().map(|r| r.text.clone()).collect());
-            generated_samples = Some(gen);
-        }
+        let graded = llm.block_on(grade::factscore_many(&judge, units, reference))?;
+        labels.extend(
+            graded
+                .into_iter()
+                .enumerate()
+                .map(|(i, g)| (i, "factual", g)),
+        );
     }
-    let answer = match &generated_answer {
-        Some(g) => g.text.clone(),
-        None => row.answer.clone().unwrap_or_default(),
-    };
-    let samples = samples.unwrap_or_default();
-    let score = pipeline::score(engine, llm, &answer, &samples, &options)?;
-
-    // UAD over the claims just scored: their scores by the UAD scorer are reused when the job
-    // computed them (the UAD scorer is the first of `scorers` unless `uad_scorer` names another).
-    let uad = if spec.uad && !score.units.is_empty() {
-        let uad_scorer = spec.parsed.uad_scorer();
-        Some(if spec.parsed.scoring.scorers.contains(&uad_scorer) {
-            let scores = score.unit_scores(uad_scorer.name());
-            uad::decide(
-                engine,
-                llm,
-                &spec.parsed,
-                &answer,
-                score.units.clone(),
-                &score.origins,
-                scores,
-            )?
-        } else {
-            let mut o = options.clone();
-            if let Some(map) = o.as_object_mut() {
-                map.insert("units".into(), serde_json::json!(score.units));
-            }
-            uad::uad(engine, llm, &answer, &samples, &o)?
-        })
-    } else {
-        None
-    };
-
-    let mut labels = given_labels(spec, row, score.units.len())?;
-    if (spec.grade || spec.objectivity) && !score.units.is_empty() {
-        let judge = llm.for_role(&spec.parsed, LlmRole::Judge)?;
-        if spec.grade {
-            let reference = row.reference.as_deref().unwrap_or("");
-            if reference.trim().is_empty() {
-                return Err(format!(
-                    "the reference column {:?} is NULL or empty for this row: grading needs the reference text",
-                    col(&spec.columns.reference)
-                ));
-            }
-            let graded = llm.block_on(grade::factscore_many(&judge, &score.units, reference))?;
-            labels.extend(
-                graded
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, g)| (i, "factual", g)),
-            );
-        }
-        if spec.objectivity {
-            let graded = llm.block_on(grade::objectivity_many(&judge, &score.units))?;
-            labels.extend(
-                graded
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, g)| (i, "objective", g)),
-            );
-        }
+    if spec.objectivity {
+        let graded = llm.block_on(grade::objectivity_many(&judge, units))?;
+        labels.extend(
+            graded
+                .into_iter()
+                .enumerate()
+                .map(|(i, g)| (i, "objective", g)),
+        );
     }
-    Ok(RowOut {
-        answer,
-        generated_answer,
-        samples,
-        generated_samples,
-        score,
-        uad,
-        labels,
-        nli_unparsed: 0,
-    })
+    Ok(labels)
 }
 
 /// The labels of `labels_column` for a row with `n_units` units: a JSON array of 0/1 (or

@@ -8,8 +8,12 @@ use uq_core::metrics::{
     auroc, average_precision, best_f1_threshold, brier, ece, pearson, spearman,
 };
 
-use super::load::{AnswerRow, Data, Run, UnitRow};
-use super::{CALIBRATION_BINS, NO_SCHEMA, UAD_PERCENTILES};
+use super::load::{AnswerRow, Data, Run, UnitRow, NO_SCHEMA};
+
+/// Equal-width bins of the ECE and of the reliability diagrams.
+pub const CALIBRATION_BINS: usize = 10;
+/// UAD percentile thresholds (0 = nothing filtered).
+pub const UAD_PERCENTILES: [u32; 10] = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90];
 
 /// (run, granularity): the units of one run at one granularity.
 pub type GroupKey = (i64, String);
@@ -271,21 +275,13 @@ pub(super) fn uad_curve(scorer: &str, answers: &[UadUnits]) -> UadCurve {
     }
 }
 
+/// (run, granularity) → scorer → rows.
+type Groups<'a> = BTreeMap<GroupKey, BTreeMap<String, Vec<&'a UnitRow>>>;
+
 /// Computes every table and figure's data.
 pub fn analyse(db: String, data: Data) -> Report {
-    let mut notes = Vec::new();
     let runs_by_id: HashMap<i64, &Run> = data.runs.iter().map(|r| (r.id, r)).collect();
-
-    // (run, granularity) → scorer → rows
-    let mut groups: BTreeMap<GroupKey, BTreeMap<String, Vec<&UnitRow>>> = BTreeMap::new();
-    for u in &data.units {
-        groups
-            .entry((u.run_id, u.granularity.clone()))
-            .or_default()
-            .entry(u.scorer.clone())
-            .or_default()
-            .push(u);
-    }
+    let groups = group_units(&data.units);
     let objective_only: BTreeMap<GroupKey, bool> = groups
         .iter()
         .map(|(k, by)| {
@@ -306,64 +302,108 @@ pub fn analyse(db: String, data: Data) -> Report {
         for scorer in &scorers {
             unit_metrics_v.push(unit_metrics(key, scorer, &by_scorer[scorer], obj));
         }
-        // UAD: per scorer, per answer, (score, evaluated label) in unit order.
-        let mut labelled_units: BTreeMap<i64, bool> = BTreeMap::new();
-        for u in by_scorer.values().flatten() {
-            if let Some(l) = u.label.filter(|_| !obj || u.objective == Some(true)) {
-                labelled_units.insert(u.unit_id, l);
-            }
-        }
-        if !labelled_units.is_empty() {
-            let n = labelled_units.len();
-            let baseline = labelled_units.values().filter(|&&l| l).count() as f64 / n as f64;
-            let curves = scorers
-                .iter()
-                .map(|scorer| {
-                    let mut per_answer: BTreeMap<i64, UadUnits> = BTreeMap::new();
-                    for u in &by_scorer[scorer] {
-                        let l = u.label.filter(|_| !obj || u.objective == Some(true));
-                        per_answer
-                            .entry(u.answer_id)
-                            .or_default()
-                            .push((u.score, l));
-                    }
-                    uad_curve(scorer, &per_answer.into_values().collect::<Vec<_>>())
-                })
-                .collect();
-            uad.push(UadGroup {
-                key: key.clone(),
-                objective_only: obj,
-                baseline: Some(baseline),
-                n_labelled: n,
-                curves,
-            });
-        }
+        uad.extend(uad_group(key, by_scorer, &scorers, obj));
         if let Some(first) = scorers.first() {
-            let mut rows: Vec<UnitRow> = by_scorer[first]
-                .iter()
-                .filter(|u| u.score.is_some())
-                .map(|u| (*u).clone())
-                .collect();
-            rows.sort_by(|a, b| {
-                a.score
-                    .unwrap_or(0.0)
-                    .total_cmp(&b.score.unwrap_or(0.0))
-                    .then(a.unit_id.cmp(&b.unit_id))
-            });
-            rows.truncate(8);
-            lowest.push((key.clone(), first.clone(), rows));
+            lowest.push((key.clone(), first.clone(), lowest_units(&by_scorer[first])));
         }
     }
+    let response_metrics = response_metrics(&data.answers);
+    let ablation = ablation(&data.units, &unit_metrics_v, &runs_by_id);
+    let notes = notes(&data, &objective_only, &unit_metrics_v);
+    Report {
+        db,
+        data,
+        notes,
+        unit_metrics: unit_metrics_v,
+        response_metrics,
+        uad,
+        ablation,
+        lowest,
+    }
+}
 
-    // Response level.
+/// The units grouped by (run, granularity), then by scorer.
+fn group_units(units: &[UnitRow]) -> Groups<'_> {
+    let mut groups: Groups = BTreeMap::new();
+    for u in units {
+        groups
+            .entry((u.run_id, u.granularity.clone()))
+            .or_default()
+            .entry(u.scorer.clone())
+            .or_default()
+            .push(u);
+    }
+    groups
+}
+
+/// UAD curves of one (run, granularity): per scorer, per answer, (score, evaluated label) in
+/// unit order; `None` when no unit is evaluated.
+fn uad_group(
+    key: &GroupKey,
+    by_scorer: &BTreeMap<String, Vec<&UnitRow>>,
+    scorers: &[String],
+    obj: bool,
+) -> Option<UadGroup> {
+    let mut labelled_units: BTreeMap<i64, bool> = BTreeMap::new();
+    for u in by_scorer.values().flatten() {
+        if let Some(l) = u.label.filter(|_| !obj || u.objective == Some(true)) {
+            labelled_units.insert(u.unit_id, l);
+        }
+    }
+    if labelled_units.is_empty() {
+        return None;
+    }
+    let n = labelled_units.len();
+    let baseline = labelled_units.values().filter(|&&l| l).count() as f64 / n as f64;
+    let curves = scorers
+        .iter()
+        .map(|scorer| {
+            let mut per_answer: BTreeMap<i64, UadUnits> = BTreeMap::new();
+            for u in &by_scorer[scorer] {
+                let l = u.label.filter(|_| !obj || u.objective == Some(true));
+                per_answer
+                    .entry(u.answer_id)
+                    .or_default()
+                    .push((u.score, l));
+            }
+            uad_curve(scorer, &per_answer.into_values().collect::<Vec<_>>())
+        })
+        .collect();
+    Some(UadGroup {
+        key: key.clone(),
+        objective_only: obj,
+        baseline: Some(baseline),
+        n_labelled: n,
+        curves,
+    })
+}
+
+/// The 8 lowest-scored units of one scorer (ties by unit id).
+fn lowest_units(rows: &[&UnitRow]) -> Vec<UnitRow> {
+    let mut rows: Vec<UnitRow> = rows
+        .iter()
+        .filter(|u| u.score.is_some())
+        .map(|u| (*u).clone())
+        .collect();
+    rows.sort_by(|a, b| {
+        a.score
+            .unwrap_or(0.0)
+            .total_cmp(&b.score.unwrap_or(0.0))
+            .then(a.unit_id.cmp(&b.unit_id))
+    });
+    rows.truncate(8);
+    rows
+}
+
+/// Response level: Pearson and Spearman per (run, scorer, aggregation).
+fn response_metrics(answers: &[AnswerRow]) -> Vec<ResponseMetrics> {
     let mut resp: BTreeMap<(i64, String, String), Vec<&AnswerRow>> = BTreeMap::new();
-    for a in &data.answers {
+    for a in answers {
         resp.entry((a.run_id, a.scorer.clone(), a.aggregation.clone()))
             .or_default()
             .push(a);
     }
-    let response_metrics = resp
-        .into_iter()
+    resp.into_iter()
         .map(|((run_id, scorer, aggregation), rows)| {
             let graded: Vec<(f64, f64)> = rows
                 .iter()
@@ -381,34 +421,43 @@ pub fn analyse(db: String, data: Data) -> Report {
                 spearman: spearman(&x, &y),
             }
         })
-        .collect();
+        .collect()
+}
 
-    // AUROC vs m: runs grouped by granularity and the exact set of (source_table, source_key).
-    let mut answer_sets: BTreeMap<AnswerSet, Vec<i64>> = BTreeMap::new();
-    {
-        let mut per_group: BTreeMap<GroupKey, BTreeSet<(String, String)>> = BTreeMap::new();
-        for u in &data.units {
-            per_group
-                .entry((u.run_id, u.granularity.clone()))
-                .or_default()
-                .insert((
-                    u.source_table.clone().unwrap_or_default(),
-                    u.source_key.clone(),
-                ));
-        }
-        for ((run_id, gran), set) in per_group {
-            answer_sets
-                .entry((gran, set.into_iter().collect()))
-                .or_default()
-                .push(run_id);
-        }
+/// Runs grouped by granularity and the exact set of (source_table, source_key) they scored.
+fn answer_sets(units: &[UnitRow]) -> BTreeMap<AnswerSet, Vec<i64>> {
+    let mut per_group: BTreeMap<GroupKey, BTreeSet<(String, String)>> = BTreeMap::new();
+    for u in units {
+        per_group
+            .entry((u.run_id, u.granularity.clone()))
+            .or_default()
+            .insert((
+                u.source_table.clone().unwrap_or_default(),
+                u.source_key.clone(),
+            ));
     }
+    let mut answer_sets: BTreeMap<AnswerSet, Vec<i64>> = BTreeMap::new();
+    for ((run_id, gran), set) in per_group {
+        answer_sets
+            .entry((gran, set.into_iter().collect()))
+            .or_default()
+            .push(run_id);
+    }
+    answer_sets
+}
+
+/// AUROC vs m: one group per answer set with some evaluated unit and some run of known m.
+fn ablation(
+    units: &[UnitRow],
+    unit_metrics_v: &[UnitMetrics],
+    runs_by_id: &HashMap<i64, &Run>,
+) -> Vec<AblationGroup> {
     let metric_of: HashMap<(i64, &str, &str), &UnitMetrics> = unit_metrics_v
         .iter()
         .map(|m| ((m.run_id, m.granularity.as_str(), m.scorer.as_str()), m))
         .collect();
     let mut ablation = Vec::new();
-    for ((gran, set), run_ids) in &answer_sets {
+    for ((gran, set), run_ids) in &answer_sets(units) {
         let labelled = run_ids.iter().any(|r| {
             metric_of
                 .iter()
@@ -417,24 +466,7 @@ pub fn analyse(db: String, data: Data) -> Report {
         if !labelled {
             continue;
         }
-        let mut by_m: BTreeMap<i64, i64> = BTreeMap::new();
-        let mut skipped = Vec::new();
-        for &r in run_ids {
-            match runs_by_id.get(&r).and_then(|run| run.m) {
-                Some(m) => {
-                    if let Some(old) = by_m.insert(m, r) {
-                        // run ids grow: keep the later run
-                        let (keep, drop) = if old > r { (old, r) } else { (r, old) };
-                        by_m.insert(m, keep);
-                        skipped.push((drop, format!("run {keep} has the same m = {m}")));
-                    }
-                }
-                None => skipped.push((
-                    r,
-                    "no num_samples and no uq_sample rows: m unknown".to_string(),
-                )),
-            }
-        }
+        let (by_m, skipped) = runs_by_m(run_ids, runs_by_id);
         if by_m.is_empty() {
             continue;
         }
@@ -455,12 +487,8 @@ pub fn analyse(db: String, data: Data) -> Report {
                 let pts = by_m
                     .iter()
                     .map(|(&m, &r)| {
-                        (
-                            m,
-                            metric_of
-                                .get(&(r, gran.as_str(), s.as_str()))
-                                .and_then(|x| x.auroc),
-                        )
+                        let auroc = metric_of.get(&(r, gran.as_str(), s.as_str()));
+                        (m, auroc.and_then(|x| x.auroc))
                     })
                     .collect();
                 (s.clone(), pts)
@@ -476,7 +504,42 @@ pub fn analyse(db: String, data: Data) -> Report {
             series,
         });
     }
+    ablation
+}
 
+/// m → run id (the latest run of each m), and the runs left out with why.
+fn runs_by_m(
+    run_ids: &[i64],
+    runs_by_id: &HashMap<i64, &Run>,
+) -> (BTreeMap<i64, i64>, Vec<(i64, String)>) {
+    let mut by_m: BTreeMap<i64, i64> = BTreeMap::new();
+    let mut skipped = Vec::new();
+    for &r in run_ids {
+        match runs_by_id.get(&r).and_then(|run| run.m) {
+            Some(m) => {
+                if let Some(old) = by_m.insert(m, r) {
+                    // run ids grow: keep the later run
+                    let (keep, drop) = if old > r { (old, r) } else { (r, old) };
+                    by_m.insert(m, keep);
+                    skipped.push((drop, format!("run {keep} has the same m = {m}")));
+                }
+            }
+            None => skipped.push((
+                r,
+                "no num_samples and no uq_sample rows: m unknown".to_string(),
+            )),
+        }
+    }
+    (by_m, skipped)
+}
+
+/// The notes above the tables: what is missing, objective-only groups, out-of-range scores.
+fn notes(
+    data: &Data,
+    objective_only: &BTreeMap<GroupKey, bool>,
+    unit_metrics_v: &[UnitMetrics],
+) -> Vec<String> {
+    let mut notes = Vec::new();
     if data.runs.is_empty() && data.units.is_empty() {
         notes.push(format!("no scored answers in the database: {NO_SCHEMA}"));
     } else if data.units.is_empty() {
@@ -491,7 +554,7 @@ pub fn analyse(db: String, data: Data) -> Report {
                 .into(),
         );
     }
-    for (key, obj) in &objective_only {
+    for (key, obj) in objective_only {
         if *obj {
             notes.push(format!(
                 "run {} ({}): units carry 'objective' labels, so, as the paper, only units labelled objective (1) are evaluated",
@@ -502,15 +565,5 @@ pub fn analyse(db: String, data: Data) -> Report {
     if unit_metrics_v.iter().any(|m| m.out_of_range) {
         notes.push("some scorers give scores outside [0, 1]: their Brier, ECE and reliability diagram are not shown".into());
     }
-
-    Report {
-        db,
-        data,
-        notes,
-        unit_metrics: unit_metrics_v,
-        response_metrics,
-        uad,
-        ablation,
-        lowest,
-    }
+    notes
 }

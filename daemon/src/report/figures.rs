@@ -1,8 +1,10 @@
 //! The report's figures, built with the primitives of `svg.rs`. File names are made of
 //! numbers only (never of scorer names or other text from the database).
 
-use super::svg::{color, nice_ticks, tick_label, Chart, LegendItem};
-use super::{fmt3, reliability, Report, UAD_PERCENTILES};
+use super::analyse::{
+    reliability, AblationGroup, Report, UnitMetrics, CALIBRATION_BINS, UAD_PERCENTILES,
+};
+use super::svg::{color, fmt3, nice_ticks, tick_label, Chart, LegendItem};
 
 /// Which section of the page a figure belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,120 +66,137 @@ fn reliability_points(pairs: &[(f64, bool)]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// One reliability diagram per scorer with evaluated units in [0, 1] or calibrated scores.
 fn calibration(report: &Report, out: &mut Vec<Figure>) {
     for (i, m) in report.unit_metrics.iter().enumerate() {
         if m.n_evaluated == 0 || (m.out_of_range && m.calibrated.is_none()) {
             continue;
         }
-        let cal = m.calibrated.as_ref();
-        let bins = reliability(if m.out_of_range {
-            cal.map_or(&m.pairs[..], |c| &c.pairs[..])
-        } else {
-            &m.pairs
-        });
-        let title = format!(
-            "Reliability: {} (run {}, {})",
-            m.scorer, m.run_id, m.granularity
-        );
-        let mut c = Chart::new(520.0, 440.0, (0.0, 1.0), (0.0, 1.0), 0.0).with_legend_below();
-        let max_count = bins.iter().map(|b| b.0).max().unwrap_or(1).max(1) as f64;
-        let w = 1.0 / bins.len() as f64;
-        for (b, &(count, _, _)) in bins.iter().enumerate() {
-            if count == 0 {
-                continue;
+        out.push(reliability_diagram(i, m));
+    }
+}
+
+/// The reliability diagram of one scorer: bars of units per bin, the diagonal, the raw
+/// (scores in [0, 1]) and calibrated curves.
+fn reliability_diagram(i: usize, m: &UnitMetrics) -> Figure {
+    let cal = m.calibrated.as_ref();
+    let bins = reliability(if m.out_of_range {
+        cal.map_or(&m.pairs[..], |c| &c.pairs[..])
+    } else {
+        &m.pairs
+    });
+    let title = format!(
+        "Reliability: {} (run {}, {})",
+        m.scorer, m.run_id, m.granularity
+    );
+    let mut c = Chart::new(520.0, 440.0, (0.0, 1.0), (0.0, 1.0), 0.0).with_legend_below();
+    let max_count = bins.iter().map(|b| b.0).max().unwrap_or(1).max(1) as f64;
+    let w = 1.0 / bins.len() as f64;
+    for (b, &(count, _, _)) in bins.iter().enumerate() {
+        if count == 0 {
+            continue;
+        }
+        let h = 0.25 * count as f64 / max_count;
+        let x0 = b as f64 * w;
+        c.bar(x0 + 0.08 * w, x0 + 0.92 * w, 0.0, h, GREY, 0.28);
+        c.text_at(x0 + w / 2.0, h, -3.0, &count.to_string(), 10.0, "#444");
+    }
+    c.line(
+        &[(0.0, Some(0.0)), (1.0, Some(1.0))],
+        GREY,
+        Some("5 4"),
+        1.2,
+    );
+    let calibrated_name = format!("{} calibrated", m.scorer);
+    reliability_curves(&mut c, m, &calibrated_name);
+    let ticks = nice_ticks(0.0, 1.0, 5);
+    c.axes(
+        &title,
+        "mean confidence score in bin",
+        "observed factual rate",
+        &ticks,
+        &ticks,
+        None,
+    );
+    reliability_legend(&mut c, m, calibrated_name);
+    Figure {
+        section: Section::Calibration,
+        file: format!("calibration-{i}.svg"),
+        caption: format!(
+            "{} equal-width bins; each point is a bin's mean score (x) and its share of factual units (y); bars and numbers: units per bin{}.",
+            CALIBRATION_BINS,
+            if cal.is_some() {
+                " (of the raw scores). The second line: the same units' calibrated scores (the run's calibration model)"
+            } else {
+                ""
             }
-            let h = 0.25 * count as f64 / max_count;
-            let x0 = b as f64 * w;
-            c.bar(x0 + 0.08 * w, x0 + 0.92 * w, 0.0, h, GREY, 0.28);
-            c.text_at(x0 + w / 2.0, h, -3.0, &count.to_string(), 10.0, "#444");
-        }
-        c.line(
-            &[(0.0, Some(0.0)), (1.0, Some(1.0))],
-            GREY,
-            Some("5 4"),
-            1.2,
-        );
-        if !m.out_of_range {
-            let pts = reliability_points(&m.pairs);
-            let line: Vec<(f64, Option<f64>)> = pts.iter().map(|&(x, y)| (x, Some(y))).collect();
-            c.line(&line, color(0), None, 2.0);
-            c.points(&pts, color(0), 4.0, &m.scorer);
-        }
-        let calibrated_name = format!("{} calibrated", m.scorer);
-        if let Some(cal) = cal {
-            let pts = reliability_points(&cal.pairs);
-            let line: Vec<(f64, Option<f64>)> = pts.iter().map(|&(x, y)| (x, Some(y))).collect();
-            c.line(&line, color(1), None, 2.0);
-            c.points(&pts, color(1), 4.0, &calibrated_name);
-            c.note(&format!(
-                "ECE {} → {} · Brier {} → {} · {} units",
-                fmt3(cal.ece_raw),
-                fmt3(cal.ece),
-                fmt3(cal.brier_raw),
-                fmt3(cal.brier),
-                cal.n_evaluated
-            ));
-        } else {
-            c.note(&format!(
-                "ECE {} · Brier {} · {} units",
-                fmt3(m.ece),
-                fmt3(m.brier),
-                m.n_evaluated
-            ));
-        }
-        let ticks = nice_ticks(0.0, 1.0, 5);
-        c.axes(
-            &title,
-            "mean confidence score in bin",
-            "observed factual rate",
-            &ticks,
-            &ticks,
-            None,
-        );
-        if !m.out_of_range {
-            c.legend_item(LegendItem {
-                color: color(0).into(),
-                dash: None,
-                marker: true,
-                name: m.scorer.clone(),
-            });
-        }
-        if cal.is_some() {
-            c.legend_item(LegendItem {
-                color: color(1).into(),
-                dash: None,
-                marker: true,
-                name: calibrated_name,
-            });
-        }
+        ),
+        title,
+        svg: c.finish(),
+    }
+}
+
+/// The raw curve (scores in [0, 1]), the calibrated one, and the ECE and Brier note.
+fn reliability_curves(c: &mut Chart, m: &UnitMetrics, calibrated_name: &str) {
+    if !m.out_of_range {
+        let pts = reliability_points(&m.pairs);
+        let line: Vec<(f64, Option<f64>)> = pts.iter().map(|&(x, y)| (x, Some(y))).collect();
+        c.line(&line, color(0), None, 2.0);
+        c.points(&pts, color(0), 4.0, &m.scorer);
+    }
+    if let Some(cal) = &m.calibrated {
+        let pts = reliability_points(&cal.pairs);
+        let line: Vec<(f64, Option<f64>)> = pts.iter().map(|&(x, y)| (x, Some(y))).collect();
+        c.line(&line, color(1), None, 2.0);
+        c.points(&pts, color(1), 4.0, calibrated_name);
+        c.note(&format!(
+            "ECE {} → {} · Brier {} → {} · {} units",
+            fmt3(cal.ece_raw),
+            fmt3(cal.ece),
+            fmt3(cal.brier_raw),
+            fmt3(cal.brier),
+            cal.n_evaluated
+        ));
+    } else {
+        c.note(&format!(
+            "ECE {} · Brier {} · {} units",
+            fmt3(m.ece),
+            fmt3(m.brier),
+            m.n_evaluated
+        ));
+    }
+}
+
+/// The legend of a reliability diagram.
+fn reliability_legend(c: &mut Chart, m: &UnitMetrics, calibrated_name: String) {
+    if !m.out_of_range {
         c.legend_item(LegendItem {
-            color: GREY.into(),
-            dash: Some("5 4"),
-            marker: false,
-            name: "ideal (diagonal)".into(),
-        });
-        c.legend_item(LegendItem {
-            color: "#bbbbbb".into(),
+            color: color(0).into(),
             dash: None,
-            marker: false,
-            name: "units per bin".into(),
-        });
-        out.push(Figure {
-            section: Section::Calibration,
-            file: format!("calibration-{i}.svg"),
-            caption: format!(
-                "{} equal-width bins; each point is a bin's mean score (x) and its share of factual units (y); bars and numbers: units per bin{}.",
-                super::CALIBRATION_BINS,
-                if cal.is_some() {
-                    " (of the raw scores). The second line: the same units' calibrated scores (the run's calibration model)"
-                } else {
-                    ""
-                }
-            ),
-            title,
-            svg: c.finish(),
+            marker: true,
+            name: m.scorer.clone(),
         });
     }
+    if m.calibrated.is_some() {
+        c.legend_item(LegendItem {
+            color: color(1).into(),
+            dash: None,
+            marker: true,
+            name: calibrated_name,
+        });
+    }
+    c.legend_item(LegendItem {
+        color: GREY.into(),
+        dash: Some("5 4"),
+        marker: false,
+        name: "ideal (diagonal)".into(),
+    });
+    c.legend_item(LegendItem {
+        color: "#bbbbbb".into(),
+        dash: None,
+        marker: false,
+        name: "units per bin".into(),
+    });
 }
 
 fn uad(report: &Report, out: &mut Vec<Figure>) {
@@ -299,28 +318,33 @@ fn ablation(report: &Report, out: &mut Vec<Figure>) {
             &nice_ticks(lo, hi, 5),
             Some(&labels),
         );
-        let mut caption = format!(
-            "Runs over the same {} answers at {} granularity, one per m: {}.",
-            g.n_answers,
-            g.granularity,
-            g.runs
-                .iter()
-                .map(|(m, r)| format!("m = {m}: run {r}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        if g.runs.len() == 1 {
-            caption.push_str(" Only one m so far: score the same answers again with other `num_samples` (new runs) to fill the curve.");
-        }
-        for (r, why) in &g.skipped {
-            caption.push_str(&format!(" Run {r} left out: {why}."));
-        }
         out.push(Figure {
             section: Section::Ablation,
             file: format!("ablation-{i}.svg"),
             title,
-            caption,
+            caption: ablation_caption(g),
             svg: c.finish(),
         });
     }
+}
+
+/// The caption of an AUROC-vs-m figure: its runs, and those left out.
+fn ablation_caption(g: &AblationGroup) -> String {
+    let mut caption = format!(
+        "Runs over the same {} answers at {} granularity, one per m: {}.",
+        g.n_answers,
+        g.granularity,
+        g.runs
+            .iter()
+            .map(|(m, r)| format!("m = {m}: run {r}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if g.runs.len() == 1 {
+        caption.push_str(" Only one m so far: score the same answers again with other `num_samples` (new runs) to fill the curve.");
+    }
+    for (r, why) in &g.skipped {
+        caption.push_str(&format!(" Run {r} left out: {why}."));
+    }
+    caption
 }

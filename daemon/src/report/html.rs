@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
+use super::analyse::Report;
 use super::figures::{Figure, Section};
-use super::svg::{esc, truncate};
-use super::{fmt3, Report};
+use super::svg::{esc, fmt3, truncate};
 
 const CSS: &str = "
 body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:24px 32px;color:#222;background:#fff;max-width:1400px}
@@ -47,8 +47,26 @@ fn figures_of(figs: &[Figure], section: Section) -> String {
     s
 }
 
+/// The whole page: header and notes, then (when there are runs) the tables and figures.
 pub fn page(r: &Report, figs: &[Figure]) -> String {
     let mut h = String::new();
+    header(&mut h, r);
+    if r.data.runs.is_empty() {
+        h.push_str("</body></html>\n");
+        return h;
+    }
+    runs_table(&mut h, r);
+    unit_table(&mut h, r);
+    response_table(&mut h, r);
+    uad_and_ablation(&mut h, figs);
+    calibration(&mut h, r, figs);
+    lowest_units(&mut h, r);
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The document head, the title line and the notes.
+fn header(h: &mut String, r: &Report) {
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>uqlite report: {}</title><style>{CSS}</style></head><body>",
@@ -71,12 +89,10 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
         }
         h.push_str("</ul>");
     }
-    if r.data.runs.is_empty() {
-        h.push_str("</body></html>\n");
-        return h;
-    }
+}
 
-    // Runs.
+/// The runs table.
+fn runs_table(h: &mut String, r: &Report) {
     h.push_str("<h2>Runs</h2><table id=\"runs\"><tr><th>run</th><th class=\"t\">created</th><th class=\"t\">granularity</th><th class=\"t\">scorers</th><th class=\"t\">aggregation</th><th>num_samples</th><th>m</th><th>answers</th><th class=\"t\">NLI model</th><th class=\"t\">embedding model</th><th class=\"t\">LLM</th><th class=\"t\">device</th></tr>");
     for run in &r.data.runs {
         let o = |v: &Option<String>| v.clone().unwrap_or_default();
@@ -102,8 +118,10 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
         );
     }
     h.push_str("</table>");
+}
 
-    // Unit level.
+/// Unit-level hallucination detection: the metrics table.
+fn unit_table(h: &mut String, r: &Report) {
     h.push_str("<h2>Unit-level hallucination detection</h2><p class=\"expl\">Per run, granularity and scorer: the unit confidence scores against the factual labels (<code>uq_label</code> kind 'factual', latest grader; 1 = factual). <b>AUROC</b> and <b>AUPRC (factual)</b> take factual units as the positive class; <b>AUPRC (non-factual)</b> takes non-factual units as the positive class with the score negated (SelfCheckGPT's NonFact AUC-PR). <b>Brier</b> and <b>ECE</b> (10 equal bins) measure calibration; <b>best F1</b> is the threshold τ maximising F1 when predicting factual for score ≥ τ. <i>Evaluated</i>: units with a score and a label (only objective units when the run has 'objective' labels, as the paper). n/a: undefined (a single class, no labelled units, or scores outside [0, 1] for Brier/ECE).</p>");
     h.push_str("<table id=\"unit-metrics\"><tr><th>run</th><th class=\"t\">granularity</th><th class=\"t\">scorer</th><th>units</th><th>labelled</th><th>evaluated</th><th class=\"t\">objective only</th><th>factual rate</th><th>AUROC</th><th>AUPRC (factual)</th><th>AUPRC (non-factual)</th><th>Brier</th><th>ECE</th><th>best F1 τ</th><th>F1</th></tr>");
     for m in &r.unit_metrics {
@@ -128,8 +146,10 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
         );
     }
     h.push_str("</table>");
+}
 
-    // Response level.
+/// Response-level correlations with the answer grade.
+fn response_table(h: &mut String, r: &Report) {
     h.push_str("<h2>Response-level confidence vs answer grade</h2><p class=\"expl\">Per run, scorer and aggregation: Pearson and Spearman correlation between the response-level confidence (<code>uq_response_score</code>) and the answer's grade, the mean factual label of its units (view <code>uq_scored_answers</code>). <i>Graded</i>: answers with both a score and a grade. n/a: fewer than 2 graded answers or no variance.</p>");
     h.push_str("<table id=\"response-metrics\"><tr><th>run</th><th class=\"t\">scorer</th><th class=\"t\">aggregation</th><th>answers</th><th>graded</th><th>Pearson</th><th>Spearman</th></tr>");
     for m in &r.response_metrics {
@@ -149,7 +169,10 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
     if r.response_metrics.is_empty() {
         h.push_str("<p class=\"expl\">No response-level scores in the database.</p>");
     }
+}
 
+/// The UAD and AUROC-vs-m sections: explanation and figures.
+fn uad_and_ablation(h: &mut String, figs: &[Figure]) {
     let empty = |s: Section| !figs.iter().any(|f| f.section == s);
     h.push_str("<h2>Uncertainty-aware decoding: accuracy vs percentile threshold</h2><p class=\"expl\">As the paper's UAD figure: for q = 10, 20, …, 90, each answer keeps the units scoring at or above the q-th percentile (tied units stay together) (numpy's linear method) of its own unit scores, as the daemon's <code>uad</code> op with <code>threshold_percentile</code>; the accuracy is the factual share of the kept labelled units, pooled over answers. q = 0 is the baseline, nothing filtered.</p>");
     if empty(Section::Uad) {
@@ -163,7 +186,11 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
     } else {
         h.push_str(&figures_of(figs, Section::Ablation));
     }
+}
 
+/// Calibration: the before/after table of calibrated scorers and the reliability diagrams.
+fn calibration(h: &mut String, r: &Report, figs: &[Figure]) {
+    let empty = |s: Section| !figs.iter().any(|f| f.section == s);
     h.push_str("<h2>Calibration (reliability diagrams)</h2>");
     let calibrated: Vec<_> = r
         .unit_metrics
@@ -194,7 +221,10 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
     } else {
         h.push_str(&figures_of(figs, Section::Calibration));
     }
-    // Lowest-scored units.
+}
+
+/// The lowest-scored units of each (run, granularity).
+fn lowest_units(h: &mut String, r: &Report) {
     h.push_str("<h2>Least confident units</h2><p class=\"expl\">Per run and granularity, the lowest-scored units of the run's first scorer.</p>");
     for ((run, gran), scorer, rows) in &r.lowest {
         let _ = write!(
@@ -222,6 +252,4 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
         }
         h.push_str("</table>");
     }
-    h.push_str("</body></html>\n");
-    h
 }

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
-use super::NO_SCHEMA;
+/// What to do when DB holds no scores.
+pub(crate) const NO_SCHEMA: &str =
+    "score a table first with uq_score_table() in SQL (extension uq0) or `uqd score`";
 
 /// One scoring run (`uq_run`) with the m it compared.
 #[derive(Debug, Clone)]
@@ -69,6 +71,36 @@ pub struct Data {
 /// Opens DB read-only and reads the schema's tables; a clear error when DB is missing, is not
 /// SQLite, or holds no uqlite schema.
 pub fn load(db: &Path) -> Result<Data, String> {
+    let (conn, names) = open(db)?;
+    let sql_err =
+        |e: rusqlite::Error| format!("cannot read the uqlite tables of {}: {e}", db.display());
+    let schema_version = conn
+        .query_row(
+            "SELECT coalesce(max(version), 0) FROM uq_migrations",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap_or(0);
+    let mut runs = read_runs(&conn).map_err(sql_err)?;
+    let has_samples = names.contains("uq_sample");
+    for run in &mut runs {
+        run.m = run
+            .num_samples
+            .or_else(|| has_samples.then(|| most_samples(&conn, run.id)).flatten());
+    }
+    let units = read_units(&conn).map_err(sql_err)?;
+    let answers = read_answers(&conn).map_err(sql_err)?;
+    Ok(Data {
+        schema_version,
+        runs,
+        units,
+        answers,
+    })
+}
+
+/// Opens DB read-only and checks that it holds the whole uqlite schema; the connection and
+/// the names of its tables and views.
+fn open(db: &Path) -> Result<(Connection, BTreeSet<String>), String> {
     if !db.is_file() {
         return Err(format!(
             "database {} does not exist: give the path of a SQLite file scored by uqlite",
@@ -110,63 +142,56 @@ pub fn load(db: &Path) -> Result<Data, String> {
             missing.join(", ")
         ));
     }
-    let sql_err =
-        |e: rusqlite::Error| format!("cannot read the uqlite tables of {}: {e}", db.display());
-    let schema_version = conn
-        .query_row(
-            "SELECT coalesce(max(version), 0) FROM uq_migrations",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap_or(0);
-    let has_samples = names.contains("uq_sample");
-    let mut runs: Vec<Run> = conn
-        .prepare(
-            "SELECT run_id, created_at, granularity, scorers_json, aggregation, num_samples,
-                    nli_model, embed_model, llm_model, device,
-                    (SELECT count(*) FROM uq_answer a WHERE a.run_id = r.run_id)
-             FROM uq_run r ORDER BY run_id",
-        )
-        .and_then(|mut st| {
-            st.query_map([], |r| {
-                let scorers_json: Option<String> = r.get(3)?;
-                Ok(Run {
-                    id: r.get(0)?,
-                    created_at: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-                    granularity: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                    scorers: scorers_json
-                        .and_then(|s| serde_json::from_str::<Vec<String>>(&s).ok())
-                        .unwrap_or_default(),
-                    aggregation: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
-                    num_samples: r.get(5)?,
-                    m: None,
-                    nli_model: r.get(6)?,
-                    embed_model: r.get(7)?,
-                    llm_model: r.get(8)?,
-                    device: r.get(9)?,
-                    n_answers: r.get(10)?,
-                })
-            })?
-            .collect()
-        })
-        .map_err(sql_err)?;
-    for run in &mut runs {
-        run.m = run.num_samples.or_else(|| {
-            has_samples
-                .then(|| {
-                    conn.query_row(
-                        "SELECT max(c) FROM (SELECT count(*) AS c FROM uq_sample s
-                           JOIN uq_answer a ON a.answer_id = s.answer_id
-                           WHERE a.run_id = ?1 GROUP BY s.answer_id)",
-                        [run.id],
-                        |r| r.get::<_, Option<i64>>(0),
-                    )
-                    .ok()
-                    .flatten()
-                })
-                .flatten()
-        });
-    }
+    Ok((conn, names))
+}
+
+/// The runs (`uq_run`), m not yet known.
+fn read_runs(conn: &Connection) -> rusqlite::Result<Vec<Run>> {
+    conn.prepare(
+        "SELECT run_id, created_at, granularity, scorers_json, aggregation, num_samples,
+                nli_model, embed_model, llm_model, device,
+                (SELECT count(*) FROM uq_answer a WHERE a.run_id = r.run_id)
+         FROM uq_run r ORDER BY run_id",
+    )
+    .and_then(|mut st| {
+        st.query_map([], |r| {
+            let scorers_json: Option<String> = r.get(3)?;
+            Ok(Run {
+                id: r.get(0)?,
+                created_at: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                granularity: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                scorers: scorers_json
+                    .and_then(|s| serde_json::from_str::<Vec<String>>(&s).ok())
+                    .unwrap_or_default(),
+                aggregation: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                num_samples: r.get(5)?,
+                m: None,
+                nli_model: r.get(6)?,
+                embed_model: r.get(7)?,
+                llm_model: r.get(8)?,
+                device: r.get(9)?,
+                n_answers: r.get(10)?,
+            })
+        })?
+        .collect()
+    })
+}
+
+/// The most `uq_sample` rows of one answer of run `run_id`.
+fn most_samples(conn: &Connection, run_id: i64) -> Option<i64> {
+    conn.query_row(
+        "SELECT max(c) FROM (SELECT count(*) AS c FROM uq_sample s
+           JOIN uq_answer a ON a.answer_id = s.answer_id
+           WHERE a.run_id = ?1 GROUP BY s.answer_id)",
+        [run_id],
+        |r| r.get::<_, Option<i64>>(0),
+    )
+    .ok()
+    .flatten()
+}
+
+/// The rows of `uq_scored_units`.
+fn read_units(conn: &Connection) -> rusqlite::Result<Vec<UnitRow>> {
     // Column `calibrated` came with migration 3; an older database (opened read-only, so not
     // migrated) has none.
     let calibrated = if conn
@@ -177,57 +202,51 @@ pub fn load(db: &Path) -> Result<Data, String> {
     } else {
         "NULL"
     };
-    let units: Vec<UnitRow> = conn
-        .prepare(&format!(
-            "SELECT run_id, answer_id, source_table, source_key, prompt, unit_id, granularity,
-                    position, unit, scorer, score, label, objective, {calibrated}
-             FROM uq_scored_units ORDER BY run_id, granularity, answer_id, position, scorer"
-        ))
-        .and_then(|mut st| {
-            st.query_map([], |r| {
-                Ok(UnitRow {
-                    run_id: r.get(0)?,
-                    answer_id: r.get(1)?,
-                    source_table: r.get(2)?,
-                    source_key: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                    prompt: r.get(4)?,
-                    unit_id: r.get(5)?,
-                    granularity: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-                    position: r.get::<_, Option<i64>>(7)?.unwrap_or(0),
-                    unit: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
-                    scorer: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
-                    score: r.get::<_, Option<f64>>(10)?.filter(|s| !s.is_nan()),
-                    label: r.get::<_, Option<i64>>(11)?.map(|l| l != 0),
-                    objective: r.get::<_, Option<i64>>(12)?.map(|l| l != 0),
-                    calibrated: r.get::<_, Option<f64>>(13)?.filter(|s| !s.is_nan()),
-                })
-            })?
-            .collect()
-        })
-        .map_err(sql_err)?;
-    let answers: Vec<AnswerRow> = conn
-        .prepare(
-            "SELECT run_id, answer_id, scorer, aggregation, score, grade
-             FROM uq_scored_answers ORDER BY run_id, scorer, aggregation, answer_id",
-        )
-        .and_then(|mut st| {
-            st.query_map([], |r| {
-                Ok(AnswerRow {
-                    run_id: r.get(0)?,
-                    answer_id: r.get(1)?,
-                    scorer: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-                    aggregation: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                    score: r.get::<_, Option<f64>>(4)?.filter(|s| !s.is_nan()),
-                    grade: r.get(5)?,
-                })
-            })?
-            .collect()
-        })
-        .map_err(sql_err)?;
-    Ok(Data {
-        schema_version,
-        runs,
-        units,
-        answers,
+    conn.prepare(&format!(
+        "SELECT run_id, answer_id, source_table, source_key, prompt, unit_id, granularity,
+                position, unit, scorer, score, label, objective, {calibrated}
+         FROM uq_scored_units ORDER BY run_id, granularity, answer_id, position, scorer"
+    ))
+    .and_then(|mut st| {
+        st.query_map([], |r| {
+            Ok(UnitRow {
+                run_id: r.get(0)?,
+                answer_id: r.get(1)?,
+                source_table: r.get(2)?,
+                source_key: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                prompt: r.get(4)?,
+                unit_id: r.get(5)?,
+                granularity: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                position: r.get::<_, Option<i64>>(7)?.unwrap_or(0),
+                unit: r.get::<_, Option<String>>(8)?.unwrap_or_default(),
+                scorer: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
+                score: r.get::<_, Option<f64>>(10)?.filter(|s| !s.is_nan()),
+                label: r.get::<_, Option<i64>>(11)?.map(|l| l != 0),
+                objective: r.get::<_, Option<i64>>(12)?.map(|l| l != 0),
+                calibrated: r.get::<_, Option<f64>>(13)?.filter(|s| !s.is_nan()),
+            })
+        })?
+        .collect()
+    })
+}
+
+/// The rows of `uq_scored_answers`.
+fn read_answers(conn: &Connection) -> rusqlite::Result<Vec<AnswerRow>> {
+    conn.prepare(
+        "SELECT run_id, answer_id, scorer, aggregation, score, grade
+         FROM uq_scored_answers ORDER BY run_id, scorer, aggregation, answer_id",
+    )
+    .and_then(|mut st| {
+        st.query_map([], |r| {
+            Ok(AnswerRow {
+                run_id: r.get(0)?,
+                answer_id: r.get(1)?,
+                scorer: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                aggregation: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                score: r.get::<_, Option<f64>>(4)?.filter(|s| !s.is_nan()),
+                grade: r.get(5)?,
+            })
+        })?
+        .collect()
     })
 }

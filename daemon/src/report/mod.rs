@@ -35,14 +35,6 @@ pub use load::*;
 
 use std::path::{Path, PathBuf};
 
-/// Equal-width bins of the ECE and of the reliability diagrams.
-pub const CALIBRATION_BINS: usize = 10;
-/// UAD percentile thresholds (0 = nothing filtered).
-pub const UAD_PERCENTILES: [u32; 10] = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90];
-
-pub(crate) const NO_SCHEMA: &str =
-    "score a table first with uq_score_table() in SQL (extension uq0) or `uqd score`";
-
 /// What `report` wrote.
 #[derive(Debug)]
 pub struct Written {
@@ -90,14 +82,6 @@ pub fn write(report: &Report, out: &Path) -> Result<Written, String> {
         figures: paths,
         notes: report.notes.clone(),
     })
-}
-
-/// A metric as the page shows it: 3 decimals, or "n/a" when undefined.
-pub fn fmt3(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.is_finite() => format!("{v:.3}"),
-        _ => "n/a".into(),
-    }
 }
 
 #[cfg(test)]

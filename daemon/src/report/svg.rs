@@ -47,6 +47,14 @@ pub fn truncate(s: &str, max: usize) -> String {
     }
 }
 
+/// A metric as the page shows it: 3 decimals, or "n/a" when undefined.
+pub fn fmt3(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:.3}"),
+        _ => "n/a".into(),
+    }
+}
+
 /// A number for a tick label: no trailing zeros ("0.2", "10", "0.25").
 pub fn tick_label(v: f64) -> String {
     let s = format!("{v:.3}");
