@@ -82,6 +82,7 @@ const fn scalar(
     }
 }
 
+/// An aggregate: all of them are computed locally ([`PURE`]).
 const fn aggregate(
     name: &'static str,
     arities: &'static [c_int],
