@@ -4,6 +4,17 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
+/// The version of this protocol, which the daemon sends in its ping reply
+/// ([`PingInfo::protocol`]) and the extension compares with its own on each new connection: a
+/// daemon left running from another build is then named, with the fix, instead of failing on a
+/// request or a reply it cannot read.
+///
+/// The rule: bump it whenever a request or a reply changes shape (an op, a field or a field's
+/// type added, removed or renamed, a meaning changed), in the same commit. The two Cargo
+/// workspaces (`ext/` and the daemon's) build this file separately, so the number is all that
+/// tells them apart at run time.
+pub const PROTOCOL_VERSION: u32 = 1;
+
 /// Largest request or response line either side accepts.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
@@ -309,6 +320,9 @@ pub struct UadResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PingInfo {
     pub version: String,
+    /// The daemon's [`PROTOCOL_VERSION`]; absent from a daemon older than the check.
+    #[serde(default)]
+    pub protocol: Option<u32>,
     pub pid: u32,
     pub socket: String,
     pub nli_model: String,

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use uq_core::options::LlmRole;
-use uq_core::protocol::{ClaimsResult, CoverageResult, PingInfo, Reply, Request, MAX_LINE_BYTES};
+use uq_core::protocol::{
+    ClaimsResult, CoverageResult, PingInfo, Reply, Request, MAX_LINE_BYTES, PROTOCOL_VERSION,
+};
 
 use crate::engine::Engine;
 use crate::jobs::Jobs;
@@ -235,6 +237,7 @@ impl Server {
         let info = self.engine.info();
         PingInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
+            protocol: Some(PROTOCOL_VERSION),
             pid: std::process::id(),
             socket: self.socket.display().to_string(),
             nli_model: info.nli_model,

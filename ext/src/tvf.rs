@@ -16,7 +16,7 @@ use rusqlite::vtab::{
 use rusqlite::{ffi, Connection};
 
 use crate::client::Client;
-use crate::{guard, sql_err};
+use crate::glue::{guard, sql_err};
 
 /// One table-valued function.
 pub trait TableFn: Sized + 'static {

@@ -841,3 +841,79 @@ fn daemons_that_cannot_start() {
     );
     g.check();
 }
+
+/// A fake `uqd` listening on `sb`'s socket: it answers every ping with `info` and every other
+/// request with an error (the extension must not get that far).
+fn fake_daemon(sb: &Sandbox, info: serde_json::Value) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::fs::DirBuilderExt;
+    use std::os::unix::net::UnixListener;
+
+    let dir = sb.socket.parent().expect("socket dir");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .expect("create the socket dir");
+    let listener = UnixListener::bind(&sb.socket).expect("bind the fake daemon's socket");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let info = info.clone();
+            std::thread::spawn(move || {
+                let mut writer = stream.try_clone().expect("clone the stream");
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    let reply = if line.contains("\"ping\"") {
+                        serde_json::json!({"ok": true, "result": info})
+                    } else {
+                        serde_json::json!({"ok": false, "error": "fake uqd: not a ping"})
+                    };
+                    if writeln!(writer, "{reply}").is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn a_daemon_of_another_protocol_version() {
+    let other = Sandbox::new("errors-protocol");
+    let old = Sandbox::new("errors-noprotocol");
+    fake_daemon(
+        &other,
+        serde_json::json!({"version": "9.9.9", "protocol": 999}),
+    );
+    fake_daemon(&old, serde_json::json!({"version": "0.0.1"}));
+    let mut g = golden(
+        "protocol.txt",
+        "A daemon from another build: its protocol version is not the extension's.",
+        &[&other, &old],
+    );
+    sql_case(
+        &mut g,
+        &other,
+        ":memory:",
+        "a daemon of another protocol version",
+        "SELECT uq_nli('a', 'b');",
+    );
+    sql_case(
+        &mut g,
+        &old,
+        ":memory:",
+        "a daemon that sends no protocol version",
+        "SELECT * FROM uq_claims('Marie Curie was a physicist.');",
+    );
+    let texts: Vec<&str> = g.outputs().collect();
+    assert!(
+        texts[0].contains("uq_nli: uqd at ") && texts[0].contains("protocol version 999"),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        texts[1].contains("uq_claims: uqd at ") && texts[1].contains("uqd stop"),
+        "{}",
+        texts[1]
+    );
+    g.check();
+}

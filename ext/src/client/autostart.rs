@@ -1,4 +1,4 @@
-//! Starting `uqd` on first use: when nothing listens on the socket, the client (client.rs) runs
+//! Starting `uqd` on first use: when nothing listens on the socket, the client (mod.rs) runs
 //! `uqd serve --socket <path>` detached, its output appended to `uqd.log` beside the socket, and
 //! waits until it answers a ping. `UQ_DAEMON` names the binary (default: `uqd` beside the loaded
 //! `.so`); `UQ_START_TIMEOUT_MS` bounds the wait (default 60000).
@@ -14,10 +14,9 @@ use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::Instant;
 
-use crate::client::{env_ms, log_path, ping, PING_TIMEOUT, POLL_INTERVAL};
+use super::conn::{log_path, ping};
+use super::settings::{env_ms, DEFAULT_START_TIMEOUT_MS, PING_TIMEOUT, POLL_INTERVAL};
 
-/// Default time allowed for an auto-started daemon to answer (`UQ_START_TIMEOUT_MS`).
-pub const DEFAULT_START_TIMEOUT_MS: u64 = 60_000;
 const LOG_TAIL_BYTES: usize = 2_000;
 
 /// Where the `uqd` binary is and how it was found.

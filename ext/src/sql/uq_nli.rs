@@ -1,28 +1,15 @@
 //! `uq_nli(premise, hypothesis)`: the NLI model's probabilities for one pair, as JSON
 //! (`{"entailment":…,"neutral":…,"contradiction":…}`).
 
-use std::sync::Arc;
+use rusqlite::functions::Context;
+use rusqlite::types::Value;
 
-use rusqlite::functions::{Context, FunctionFlags};
-use rusqlite::Connection;
-
+use crate::args;
 use crate::client::Client;
-use crate::{args, scalar, sql_err};
-
-pub fn register(db: &Connection, client: &Arc<Client>) -> rusqlite::Result<()> {
-    // Daemon-backed results depend on the loaded model: not deterministic.
-    scalar(
-        db,
-        client,
-        c"uq_nli",
-        &[2],
-        FunctionFlags::SQLITE_UTF8,
-        uq_nli,
-    )
-}
+use crate::glue::sql_err;
 
 /// `uq_nli(premise, hypothesis)` → `{"entailment":…,"neutral":…,"contradiction":…}`.
-fn uq_nli(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
+pub fn uq_nli(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value> {
     const F: &str = "uq_nli";
     let premise =
         args::required_text(F, "premise", ctx.get_raw(0), "the premise text").map_err(sql_err)?;
@@ -31,5 +18,6 @@ fn uq_nli(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
     let probs = client
         .nli(&premise, &hypothesis)
         .map_err(|e| sql_err(format!("{F}: {e}")))?;
-    serde_json::to_string(&probs).map_err(|e| sql_err(format!("{F}: {e}")))
+    let json = serde_json::to_string(&probs).map_err(|e| sql_err(format!("{F}: {e}")))?;
+    Ok(Value::Text(json))
 }

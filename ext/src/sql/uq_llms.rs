@@ -2,7 +2,7 @@
 //! configs (docs/reference.md, "temp.uq_llms"), a writable virtual table in the manner of
 //! sqlite-rembed's `rembed_clients`. The extension creates it when it is loaded
 //! (`CREATE VIRTUAL TABLE IF NOT EXISTS temp.uq_llms USING uq_llms_module()`). Options name its
-//! LLMs (options.rs resolves them).
+//! LLMs (options.rs resolves them); llm_config.rs checks their configs.
 //!
 //! The rows live outside the table object (a schema reset disconnects and reconnects virtual
 //! tables): in a process-wide store keyed by connection and table, cleared by `CREATE VIRTUAL
@@ -21,15 +21,14 @@ use rusqlite::vtab::{
 };
 use rusqlite::{ffi, Connection};
 
-use crate::options::{insert_example, lit, parse_config};
-use crate::{guard, sql_err};
+use crate::glue::{guard, sql_err};
+use crate::llm_config::{insert_example, lit, parse_config, CREATE_SQL};
 
 const NAME: &str = "uq_llms";
+/// The module's name (in [`CREATE_SQL`]).
+pub const MODULE_NAME: &str = "uq_llms_module";
 /// The declared columns of `temp.uq_llms`.
 const SCHEMA: &CStr = c"CREATE TABLE x(name TEXT PRIMARY KEY, config TEXT)";
-/// Creates the registry in a connection (run on load; also the fix shown when it is missing).
-pub const CREATE_SQL: &str =
-    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.uq_llms USING uq_llms_module()";
 const COL_NAME: c_int = 0;
 const COL_CONFIG: c_int = 1;
 
@@ -38,7 +37,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     // SAFETY: the handle is only used as a key (and compared), never dereferenced here.
     let key = unsafe { db.handle() } as usize;
     store().refs.entry(key).and_modify(|n| *n += 1).or_insert(1);
-    db.create_module(c"uq_llms_module", &MODULE, Some(LlmsAux { db: key }))?;
+    db.create_module(MODULE_NAME, &MODULE, Some(LlmsAux { db: key }))?;
     // Not fatal: without the table, the functions still work with inline LLM configs, and a
     // name in the options gets an error that shows how to create it.
     let _ = db.execute_batch(CREATE_SQL);

@@ -11,20 +11,20 @@
 //! * an undefined value (no rows, a single class, no positives, zero variance, fewer than two
 //!   points) is NULL.
 
-use rusqlite::functions::{Aggregate, Context, FunctionFlags};
+use rusqlite::functions::{Aggregate, Context};
 use rusqlite::types::ValueRef;
-use rusqlite::Connection;
 use uq_core::metrics;
 
-use crate::{guard, sql_err};
+use crate::glue::{guard, sql_err};
 
 /// `uq_ece`'s number of bins when the third argument is omitted.
 pub(crate) const DEFAULT_ECE_BINS: usize = 10;
 /// Largest accepted `bins` (the bins are allocated up front).
 pub(crate) const MAX_ECE_BINS: i64 = 1_000_000;
 
+/// One metric aggregate (its SQL name: [`Metric::name`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Metric {
+pub enum Metric {
     Auroc,
     Auprc,
     Ece,
@@ -36,6 +36,7 @@ enum Metric {
 }
 
 impl Metric {
+    #[cfg(test)]
     const ALL: [Metric; 8] = [
         Metric::Auroc,
         Metric::Auprc,
@@ -57,27 +58,6 @@ impl Metric {
             Metric::Spearman => "uq_spearman",
             Metric::BestThreshold => "uq_best_threshold",
             Metric::BestF1 => "uq_best_f1",
-        }
-    }
-
-    fn c_name(self) -> &'static std::ffi::CStr {
-        match self {
-            Metric::Auroc => c"uq_auroc",
-            Metric::Auprc => c"uq_auprc",
-            Metric::Ece => c"uq_ece",
-            Metric::Brier => c"uq_brier",
-            Metric::Pearson => c"uq_pearson",
-            Metric::Spearman => c"uq_spearman",
-            Metric::BestThreshold => c"uq_best_threshold",
-            Metric::BestF1 => c"uq_best_f1",
-        }
-    }
-
-    /// Numbers of arguments it is registered with.
-    fn arities(self) -> &'static [i32] {
-        match self {
-            Metric::Ece => &[2, 3],
-            _ => &[2],
         }
     }
 
@@ -169,7 +149,7 @@ impl Metric {
 /// One group's rows: scores (or x), labels (binary metrics) or y (correlations), and
 /// `uq_ece`'s bins when given.
 #[derive(Default, Debug)]
-struct Rows {
+pub struct Rows {
     a: Vec<f64>,
     labels: Vec<bool>,
     b: Vec<f64>,
@@ -190,18 +170,6 @@ impl Aggregate<Rows, Option<f64>> for Metric {
         let m = *self;
         guard(m.name(), || Ok(rows.and_then(|r| m.compute(&r))))
     }
-}
-
-pub fn register(db: &Connection) -> rusqlite::Result<()> {
-    let flags = FunctionFlags::SQLITE_UTF8
-        | FunctionFlags::SQLITE_DETERMINISTIC
-        | FunctionFlags::SQLITE_INNOCUOUS;
-    for m in Metric::ALL {
-        for &n_arg in m.arities() {
-            db.create_aggregate_function(m.c_name(), n_arg, flags, m)?;
-        }
-    }
-    Ok(())
 }
 
 /// SQLite storage class and a short rendering of a value, for error messages.

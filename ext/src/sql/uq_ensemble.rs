@@ -6,14 +6,14 @@
 
 use std::sync::Arc;
 
-use rusqlite::functions::{Aggregate, Context, FunctionFlags};
+use rusqlite::functions::{Aggregate, Context};
 use rusqlite::types::ValueRef;
-use rusqlite::Connection;
 use serde_json::Value;
 use uq_core::ensemble::{combine, scores_from_json, Objective, Training, Weights};
 
-use crate::metric_aggregates::{describe, label};
-use crate::{guard, sql_err};
+use super::metric_aggregates::{describe, label};
+use crate::client::Client;
+use crate::glue::{guard, sql_err};
 
 const FIT: &str = "uq_fit_ensemble";
 const APPLY: &str = "uq_ensemble";
@@ -61,14 +61,14 @@ fn objective(v: ValueRef<'_>) -> Result<Objective, String> {
 
 /// One group's units and options.
 #[derive(Default)]
-struct Rows {
+pub struct Rows {
     training: Training,
     objective: Option<Objective>,
     /// Rows skipped for a NULL scores_json or label.
     skipped: usize,
 }
 
-struct FitEnsemble;
+pub struct FitEnsemble;
 
 impl FitEnsemble {
     fn step(ctx: &Context<'_>, rows: &mut Rows) -> Result<(), String> {
@@ -144,6 +144,11 @@ fn weights(ctx: &Context<'_>) -> Result<Arc<Weights>, String> {
     ctx.set_aux(1, w).map_err(|e| format!("{APPLY}: {e}"))
 }
 
+/// `uq_ensemble(scores_json, weights_json)` → the weighted combination of one unit's scores.
+pub fn uq_ensemble(_: &Client, ctx: &Context<'_>) -> rusqlite::Result<rusqlite::types::Value> {
+    ensemble(ctx).map(Into::into).map_err(sql_err)
+}
+
 fn ensemble(ctx: &Context<'_>) -> Result<Option<f64>, String> {
     let w = weights(ctx)?;
     let fix = "pass one unit's scores as a JSON object, e.g. json_object('entailment', 0.8, 'page_rank', 0.6)";
@@ -165,16 +170,4 @@ fn ensemble(ctx: &Context<'_>) -> Result<Option<f64>, String> {
         }
     }
     Ok(combine(&s, &w.values))
-}
-
-pub fn register(db: &Connection) -> rusqlite::Result<()> {
-    let flags = FunctionFlags::SQLITE_UTF8
-        | FunctionFlags::SQLITE_DETERMINISTIC
-        | FunctionFlags::SQLITE_INNOCUOUS;
-    db.create_aggregate_function(c"uq_fit_ensemble", 2, flags, FitEnsemble)?;
-    db.create_aggregate_function(c"uq_fit_ensemble", 3, flags, FitEnsemble)?;
-    db.create_scalar_function(c"uq_ensemble", 2, flags, |ctx| {
-        guard(APPLY, || ensemble(ctx).map_err(sql_err))
-    })?;
-    Ok(())
 }

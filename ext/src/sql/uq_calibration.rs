@@ -9,14 +9,14 @@
 
 use std::sync::Arc;
 
-use rusqlite::functions::{Aggregate, Context, FunctionFlags};
-use rusqlite::types::ValueRef;
-use rusqlite::Connection;
+use rusqlite::functions::{Aggregate, Context};
+use rusqlite::types::{Value, ValueRef};
 use uq_core::calibrate::adapt::no_target_scores;
 use uq_core::calibrate::{Calibration, FittedOn, Method};
 
-use crate::metric_aggregates::{describe, label, number};
-use crate::{guard, sql_err};
+use super::metric_aggregates::{describe, label, number};
+use crate::client::Client;
+use crate::glue::{guard, sql_err};
 
 const FIT: &str = "uq_fit_calibration";
 const APPLY: &str = "uq_calibrate";
@@ -24,7 +24,7 @@ const ADAPT: &str = "uq_adapt_calibration";
 
 /// One group's rows.
 #[derive(Default)]
-struct Rows {
+pub struct Rows {
     scores: Vec<f64>,
     labels: Vec<bool>,
     method: Option<Method>,
@@ -34,7 +34,7 @@ struct Rows {
     skipped: usize,
 }
 
-struct FitCalibration;
+pub struct FitCalibration;
 
 /// `method`: 'platt' or 'isotonic'.
 fn method(v: ValueRef<'_>) -> Result<Method, String> {
@@ -132,7 +132,7 @@ fn parse_json(f: &str, arg: &str, text: &str, fix: &str) -> Result<serde_json::V
 
 /// One group's target rows for [`AdaptCalibration`].
 #[derive(Default)]
-struct Target {
+pub struct Target {
     scores: Vec<f64>,
     /// `model_json` as given (the same in every row), and parsed.
     model: Option<(String, Calibration)>,
@@ -142,7 +142,7 @@ struct Target {
 
 /// `uq_adapt_calibration(score, model_json)`: the model adapted to the rows' raw scores
 /// (`uq_core::calibrate::adapt`).
-struct AdaptCalibration;
+pub struct AdaptCalibration;
 
 impl AdaptCalibration {
     fn step(ctx: &Context<'_>, t: &mut Target) -> Result<(), String> {
@@ -233,22 +233,13 @@ fn model(ctx: &Context<'_>) -> Result<Arc<Calibration>, String> {
     ctx.set_aux(1, m).map_err(|e| format!("{APPLY}: {e}"))
 }
 
+/// `uq_calibrate(score, model_json)` → the calibrated score.
+pub fn uq_calibrate(_: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value> {
+    calibrate(ctx).map(Value::from).map_err(sql_err)
+}
+
 fn calibrate(ctx: &Context<'_>) -> Result<Option<f64>, String> {
     let m = model(ctx)?;
     let s = number(APPLY, "score", ctx.get_raw(0))?;
     Ok(s.map(|s| m.apply(s)))
-}
-
-pub fn register(db: &Connection) -> rusqlite::Result<()> {
-    let flags = FunctionFlags::SQLITE_UTF8
-        | FunctionFlags::SQLITE_DETERMINISTIC
-        | FunctionFlags::SQLITE_INNOCUOUS;
-    db.create_aggregate_function(c"uq_fit_calibration", 2, flags, FitCalibration)?;
-    db.create_aggregate_function(c"uq_fit_calibration", 3, flags, FitCalibration)?;
-    db.create_aggregate_function(c"uq_fit_calibration", 4, flags, FitCalibration)?;
-    db.create_aggregate_function(c"uq_adapt_calibration", 2, flags, AdaptCalibration)?;
-    db.create_scalar_function(c"uq_calibrate", 2, flags, |ctx| {
-        guard(APPLY, || calibrate(ctx).map_err(sql_err))
-    })?;
-    Ok(())
 }

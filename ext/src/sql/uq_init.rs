@@ -1,19 +1,18 @@
 //! `uq_init()`: applies the uqlite schema (sql/migrations) to the main database; returns its
 //! version. `uq_score_table` applies it too.
 
-use rusqlite::functions::FunctionFlags;
+use rusqlite::functions::Context;
+use rusqlite::types::Value;
 use rusqlite::Connection;
 use uq_core::schema::{APPLIED_VERSION, BOOTSTRAP, MIGRATIONS, RECORD};
 
-use crate::{guard, sql_err};
+use crate::client::Client;
+use crate::glue::sql_err;
 
-pub fn register(db: &Connection) -> rusqlite::Result<()> {
-    db.create_scalar_function(c"uq_init", 0, FunctionFlags::SQLITE_UTF8, |ctx| {
-        guard("uq_init", || {
-            let conn = unsafe { ctx.get_connection() }?;
-            migrate(&conn)
-        })
-    })
+pub fn uq_init(_: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value> {
+    // SAFETY: a non-owning handle on the connection running this function, used here only.
+    let conn = unsafe { ctx.get_connection() }?;
+    migrate(&conn).map(Value::Integer)
 }
 
 fn sql<T>(what: &str) -> impl Fn(rusqlite::Error) -> rusqlite::Error + '_ {

@@ -1,4 +1,4 @@
-//! Tables of scores (docs/reference.md, "Jobs, grading and schema functions"; internals: docs/design.md, "Jobs"): background jobs.
+//! Jobs that score a table (docs/reference.md, "Jobs, grading and schema functions"; internals: docs/design.md, "Jobs"): background jobs.
 //! * `uq_score_table(table[, options_json])`: checks the table and the options, creates a job row
 //!   in `uq_job` and has the daemon run it in the background; returns the job id.
 //! * `uq_wait(job_id[, timeout_s])`: blocks until the job ends (or `timeout_s`, default 3600,
@@ -9,32 +9,25 @@
 //! visible to statements that start after they are committed. A job is created by
 //! `uq_core::jobs::create_job`, as `uqd score` creates one; this connection runs its statements.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rusqlite::functions::{Context, FunctionFlags};
-use rusqlite::types::ValueRef;
+use rusqlite::functions::Context;
+use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use serde_json::{Map, Value};
 use uq_core::jobs::{self, JobDb, NewJob, JOB_KEYS};
 use uq_core::protocol::{JobInfo, Request};
 
+use super::uq_init::migrate;
+use crate::args;
 use crate::client::Client;
+use crate::glue::sql_err;
 use crate::options::Options;
-use crate::uq_init::migrate;
-use crate::{args, scalar, sql_err};
 
 /// How long `uq_wait` waits by default, in seconds.
 pub const DEFAULT_WAIT_S: f64 = 3600.0;
 /// How long the daemon may fail to see a job row before `uq_wait` says why.
 const INVISIBLE_LIMIT: Duration = Duration::from_secs(10);
-
-pub fn register(db: &Connection, client: &Arc<Client>) -> rusqlite::Result<()> {
-    let flags = FunctionFlags::SQLITE_UTF8;
-    scalar(db, client, c"uq_score_table", &[1, 2], flags, score_table)?;
-    scalar(db, client, c"uq_wait", &[1, 2], flags, wait)?;
-    scalar(db, client, c"uq_cancel", &[1], flags, cancel)
-}
 
 /// The main database's file, which the daemon opens.
 fn db_path(func: &str, conn: &Connection) -> Result<String, String> {
@@ -46,7 +39,7 @@ fn db_path(func: &str, conn: &Connection) -> Result<String, String> {
     }
 }
 
-fn score_table(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<i64> {
+pub fn uq_score_table(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<SqlValue> {
     const F: &str = "uq_score_table";
     let name = args::required_text(
         F,
@@ -68,7 +61,7 @@ fn score_table(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<i64> {
                 "{F}: job {job_id} is queued but the daemon cannot start it: {e}; once the daemon runs, SELECT uq_wait({job_id}) starts it"
             ))
         })?;
-    Ok(job_id)
+    Ok(SqlValue::Integer(job_id))
 }
 
 /// The user's connection as a [`JobDb`].
@@ -150,7 +143,7 @@ fn stored_status(func: &str, conn: &Connection, id: i64) -> Result<String, Strin
     })
 }
 
-fn wait(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
+pub fn uq_wait(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<SqlValue> {
     const F: &str = "uq_wait";
     let id = job_id(F, ctx.get_raw(0)).map_err(sql_err)?;
     let timeout = if ctx.len() > 1 {
@@ -179,8 +172,8 @@ fn wait(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
         };
         let info: Option<JobInfo> = client.call_for(F, &req, false).map_err(sql_err)?;
         match info {
-            Some(i) if jobs::is_final(&i.status) => return Ok(i.status),
-            Some(i) if Instant::now() >= deadline => return Ok(i.status),
+            Some(i) if jobs::is_final(&i.status) => return Ok(SqlValue::Text(i.status)),
+            Some(i) if Instant::now() >= deadline => return Ok(SqlValue::Text(i.status)),
             Some(_) => {}
             None if start.elapsed() > INVISIBLE_LIMIT || Instant::now() >= deadline => {
                 return Err(sql_err(format!(
@@ -193,7 +186,7 @@ fn wait(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
     }
 }
 
-fn cancel(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
+pub fn uq_cancel(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<SqlValue> {
     const F: &str = "uq_cancel";
     let id = job_id(F, ctx.get_raw(0)).map_err(sql_err)?;
     let conn = unsafe { ctx.get_connection() }?;
@@ -201,7 +194,7 @@ fn cancel(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<String> {
     stored_status(F, &conn, id).map_err(sql_err)?;
     let req = Request::JobCancel { db, job_id: id };
     let info: Option<JobInfo> = client.call_for(F, &req, false).map_err(sql_err)?;
-    info.map(|i| i.status).ok_or_else(|| {
+    info.map(|i| SqlValue::Text(i.status)).ok_or_else(|| {
         sql_err(format!(
             "{F}: job {id} is not committed yet: cancel it in a statement after the one that created it"
         ))

@@ -2,35 +2,26 @@
 //! `claim_confidence(response, samples_json[, options_json])`: one scorer's response-level
 //! confidence, at sentence or claim granularity.
 
-use std::sync::Arc;
-
-use rusqlite::functions::{Context, FunctionFlags};
-use rusqlite::Connection;
-use serde_json::Value;
+use rusqlite::functions::Context;
+use rusqlite::types::Value;
 use uq_core::scorers::Granularity;
 
 use crate::args;
 use crate::client::Client;
+use crate::glue::sql_err;
 use crate::options::Options;
-use crate::{scalar, sql_err};
 
 /// Scorer sent by `response_confidence` when options name none (uqlm's default).
 const DEFAULT_CONFIDENCE_SCORER: &str = "entailment";
 
-pub fn register(db: &Connection, client: &Arc<Client>) -> rusqlite::Result<()> {
-    // Daemon-backed results depend on the loaded model: not deterministic.
-    let flags = FunctionFlags::SQLITE_UTF8;
-    scalar(
-        db,
-        client,
-        c"response_confidence",
-        &[2, 3],
-        flags,
-        |c, ctx| confidence(c, ctx, false),
-    )?;
-    scalar(db, client, c"claim_confidence", &[2, 3], flags, |c, ctx| {
-        confidence(c, ctx, true)
-    })
+/// `response_confidence(response, samples_json[, options_json])`: see [`confidence`].
+pub fn response_confidence(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value> {
+    confidence(client, ctx, false).map(Value::from)
+}
+
+/// `claim_confidence(response, samples_json[, options_json])`: see [`confidence`].
+pub fn claim_confidence(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value> {
+    confidence(client, ctx, true).map(Value::from)
 }
 
 /// `response_confidence(response, samples_json[, options_json])` → the response-level score of
@@ -47,14 +38,21 @@ fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Res
         args::required_text(f, "response", ctx.get_raw(0), "the answer text").map_err(sql_err)?;
     let samples = args::samples(f, ctx.get_raw(1)).map_err(sql_err)?;
     let mut options = args::options(f, (ctx.len() > 2).then(|| ctx.get_raw(2))).map_err(sql_err)?;
-    if options.get("scorers").is_none_or(Value::is_null) {
+    if options
+        .get("scorers")
+        .is_none_or(serde_json::Value::is_null)
+    {
         options.insert(
             "scorers".into(),
-            Value::from(vec![DEFAULT_CONFIDENCE_SCORER]),
+            serde_json::Value::from(vec![DEFAULT_CONFIDENCE_SCORER]),
         );
     }
-    if claims && options.get("granularity").is_none_or(Value::is_null) {
-        options.insert("granularity".into(), Value::from("claim"));
+    if claims
+        && options
+            .get("granularity")
+            .is_none_or(serde_json::Value::is_null)
+    {
+        options.insert("granularity".into(), serde_json::Value::from("claim"));
     }
     // SAFETY: a non-owning handle on the connection running this function, used here only.
     let conn = unsafe { ctx.get_connection() }?;
