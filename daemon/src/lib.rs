@@ -6,6 +6,8 @@
 
 pub mod aggregate;
 pub mod bench;
+pub mod client;
+pub mod commands;
 pub mod config;
 pub mod decompose;
 pub mod engine;

@@ -134,13 +134,7 @@ impl Server {
     fn handle(&self, request: Request) -> Result<Value, String> {
         match request {
             Request::Ping => to_value(self.ping_info()),
-            Request::Nli { pairs } => {
-                for (i, (premise, hypothesis)) in pairs.iter().enumerate() {
-                    check_text(premise, &format!("pairs[{i}] premise"))?;
-                    check_text(hypothesis, &format!("pairs[{i}] hypothesis"))?;
-                }
-                to_value(self.engine.nli(&pairs)?)
-            }
+            Request::Nli { pairs } => self.nli(&pairs),
             Request::Score {
                 response,
                 samples,
@@ -155,35 +149,8 @@ impl Server {
             Request::Generate { prompt, n, options } => {
                 to_value(generate::generate(&self.llm, &prompt, n, &options)?)
             }
-            Request::Claims { text, options } => {
-                check_text(&text, "text")?;
-                let decomposer = self.role_llm(&options, LlmRole::Decomposition)?;
-                let claims = self.llm.block_on(claims::decompose(&decomposer, &text))?;
-                to_value(ClaimsResult { claims })
-            }
-            Request::Coverage { response, options } => {
-                check_text(&response, "response")?;
-                let opts = uq_core::options::parse_options(&options)?;
-                let claims = match &opts.decompose.units {
-                    Some(units) => {
-                        uq_core::limits::check_units(units, "options.units")?;
-                        units.clone()
-                    }
-                    None if response.trim().is_empty() => Vec::new(),
-                    None => {
-                        let decomposer = self.role_llm(&options, LlmRole::Decomposition)?;
-                        self.llm
-                            .block_on(claims::decompose(&decomposer, &response))?
-                    }
-                };
-                let sentences = coverage::coverage(
-                    &crate::judge::Nli::new(&self.engine, &self.llm, &opts)?,
-                    &response,
-                    &claims,
-                    opts.decompose.coverage_threshold,
-                )?;
-                to_value(CoverageResult { claims, sentences })
-            }
+            Request::Claims { text, options } => self.claims(&text, &options),
+            Request::Coverage { response, options } => self.coverage(&response, &options),
             Request::ClaimUnion {
                 response,
                 samples,
@@ -206,15 +173,7 @@ impl Server {
                 unit,
                 reference,
                 options,
-            } => {
-                check_text(&unit, "unit")?;
-                check_text(&reference, "reference")?;
-                let judge = self.role_llm(&options, LlmRole::Judge)?;
-                to_value(
-                    self.llm
-                        .block_on(grade::factscore(&judge, &unit, &reference))?,
-                )
-            }
+            } => self.grade(&unit, &reference, &options),
             Request::Objectivity { claim, options } => {
                 check_text(&claim, "claim")?;
                 let judge = self.role_llm(&options, LlmRole::Judge)?;
@@ -225,6 +184,57 @@ impl Server {
             Request::JobCancel { db, job_id } => to_value(self.jobs.cancel(&db, job_id)?),
             Request::Shutdown => Ok(Value::Null),
         }
+    }
+
+    fn nli(&self, pairs: &[(String, String)]) -> Result<Value, String> {
+        for (i, (premise, hypothesis)) in pairs.iter().enumerate() {
+            check_text(premise, &format!("pairs[{i}] premise"))?;
+            check_text(hypothesis, &format!("pairs[{i}] hypothesis"))?;
+        }
+        to_value(self.engine.nli(pairs)?)
+    }
+
+    fn claims(&self, text: &str, options: &Value) -> Result<Value, String> {
+        check_text(text, "text")?;
+        let decomposer = self.role_llm(options, LlmRole::Decomposition)?;
+        let claims = self.llm.block_on(claims::decompose(&decomposer, text))?;
+        to_value(ClaimsResult { claims })
+    }
+
+    /// The response's claims (the options' `units`, else the decomposition LLM's) and which of
+    /// its sentences they do not entail.
+    fn coverage(&self, response: &str, options: &Value) -> Result<Value, String> {
+        check_text(response, "response")?;
+        let opts = uq_core::options::parse_options(options)?;
+        let claims = match &opts.decompose.units {
+            Some(units) => {
+                uq_core::limits::check_units(units, "options.units")?;
+                units.clone()
+            }
+            None if response.trim().is_empty() => Vec::new(),
+            None => {
+                let decomposer = self.role_llm(options, LlmRole::Decomposition)?;
+                self.llm
+                    .block_on(claims::decompose(&decomposer, response))?
+            }
+        };
+        let sentences = coverage::coverage(
+            &crate::judge::Nli::new(&self.engine, &self.llm, &opts)?,
+            response,
+            &claims,
+            opts.decompose.coverage_threshold,
+        )?;
+        to_value(CoverageResult { claims, sentences })
+    }
+
+    fn grade(&self, unit: &str, reference: &str, options: &Value) -> Result<Value, String> {
+        check_text(unit, "unit")?;
+        check_text(reference, "reference")?;
+        let judge = self.role_llm(options, LlmRole::Judge)?;
+        to_value(
+            self.llm
+                .block_on(grade::factscore(&judge, unit, reference))?,
+        )
     }
 
     /// The LLM of `role` as a request's `options` set it.
@@ -361,7 +371,7 @@ pub fn bind(socket: &Path) -> Result<UnixListener, String> {
         }
     }
     if socket.exists() {
-        if ping(socket, Duration::from_secs(2)).is_ok() {
+        if crate::client::ping(socket, Duration::from_secs(2)).is_ok() {
             return Err(format!(
                 "another uqd is already serving {}; stop it with `uqd stop` or choose another socket with --socket/UQ_SOCKET",
                 socket.display()
@@ -375,33 +385,4 @@ pub fn bind(socket: &Path) -> Result<UnixListener, String> {
     std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("cannot chmod 0600 the socket {}: {e}", socket.display()))?;
     Ok(listener)
-}
-
-/// Sends one request to a running daemon and returns its result (used by `uqd status|stop`).
-pub fn call(socket: &Path, request: &Request, timeout: Duration) -> Result<Value, String> {
-    uq_core::paths::check_socket_path(socket)?;
-    let mut stream = UnixStream::connect(socket)
-        .map_err(|e| format!("no uqd answers at {}: {e}", socket.display()))?;
-    stream.set_read_timeout(Some(timeout)).ok();
-    stream.set_write_timeout(Some(timeout)).ok();
-    let mut line = serde_json::to_vec(request).map_err(|e| e.to_string())?;
-    line.push(b'\n');
-    stream
-        .write_all(&line)
-        .map_err(|e| format!("cannot send to uqd: {e}"))?;
-    let mut reply = String::new();
-    BufReader::new(stream)
-        .read_line(&mut reply)
-        .map_err(|e| format!("no reply from uqd: {e}"))?;
-    let reply: Reply =
-        serde_json::from_str(&reply).map_err(|e| format!("malformed reply from uqd: {e}"))?;
-    if reply.ok {
-        Ok(reply.result.unwrap_or(Value::Null))
-    } else {
-        Err(reply.error.unwrap_or_else(|| "unknown error".into()))
-    }
-}
-
-pub fn ping(socket: &Path, timeout: Duration) -> Result<Value, String> {
-    call(socket, &Request::Ping, timeout)
 }

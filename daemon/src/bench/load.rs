@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use uq_core::protocol::Request;
 
 use super::common::{load_jsonl, round};
-use crate::server;
+use crate::client;
 
 /// The scorer sets requests cycle through (NLI, NLI + matched, embeddings, model-free).
 const MIX: &[&[&str]] = &[
@@ -179,7 +179,7 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find uqd itself: {e}"))?;
     let started = start_daemon(args, &exe)?;
-    let info = server::ping(args.socket, Duration::from_secs(5))?;
+    let info = client::ping(args.socket, Duration::from_secs(5))?;
     let pid = info["pid"].as_u64().unwrap_or(0) as u32;
     let processes = args.processes.clamp(1, args.clients);
     let workers = spawn_workers(args, &exe, processes)?;
@@ -206,7 +206,7 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
     let peak_kb = proc_kb(pid, "VmHWM:").unwrap_or(max_rss_kb);
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     if let Some(mut c) = started {
-        let _ = server::call(args.socket, &Request::Shutdown, Duration::from_secs(10));
+        let _ = client::call(args.socket, &Request::Shutdown, Duration::from_secs(10));
         let _ = c.wait();
     }
     println!(
@@ -238,7 +238,7 @@ pub fn load(args: &LoadArgs) -> Result<(), String> {
 /// Starts `uqd serve` on `args.socket` when no daemon answers there, and waits until it does;
 /// the started daemon, if any.
 fn start_daemon(args: &LoadArgs, exe: &Path) -> Result<Option<Child>, String> {
-    if server::ping(args.socket, Duration::from_secs(2)).is_ok() {
+    if client::ping(args.socket, Duration::from_secs(2)).is_ok() {
         return Ok(None);
     }
     let log = std::env::temp_dir().join(format!("uqd-bench-load-{}.log", std::process::id()));
@@ -252,7 +252,7 @@ fn start_daemon(args: &LoadArgs, exe: &Path) -> Result<Option<Child>, String> {
         .spawn()
         .map_err(|e| format!("cannot start uqd serve: {e}"))?;
     let t = Instant::now();
-    while server::ping(args.socket, Duration::from_secs(2)).is_err() {
+    while client::ping(args.socket, Duration::from_secs(2)).is_err() {
         let log_tail = || {
             std::fs::read_to_string(&log)
                 .unwrap_or_default()

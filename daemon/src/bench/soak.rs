@@ -387,7 +387,7 @@ fn start_daemon(config: &Config, socket: &Path, cache: &Path, dir: &Path) -> Res
         .spawn()
         .map_err(|e| format!("cannot start uqd serve: {e}"))?;
     let deadline = Instant::now() + Duration::from_secs(120);
-    while crate::server::ping(socket, Duration::from_secs(2)).is_err() {
+    while crate::client::ping(socket, Duration::from_secs(2)).is_err() {
         if let Ok(Some(st)) = child.try_wait() {
             return Err(format!(
                 "uqd serve exited ({st}); see {}",
@@ -425,7 +425,7 @@ fn file_size(p: &Path) -> u64 {
 /// Stops the daemon: `kill -9` or a clean `shutdown` request; reaps it.
 fn stop_daemon(child: &mut Child, socket: &Path, kill: bool) {
     if !kill {
-        let _ = crate::server::call(
+        let _ = crate::client::call(
             socket,
             &uq_core::protocol::Request::Shutdown,
             Duration::from_secs(10),
@@ -538,7 +538,7 @@ struct Sampler<'a> {
 impl Sampler<'_> {
     fn sample(&self, child: &Child, lifetime: usize) -> Value {
         let (rss, fds, threads) = proc_stats(child.id());
-        let ping = crate::server::ping(self.socket, Duration::from_secs(10)).unwrap_or(Value::Null);
+        let ping = crate::client::ping(self.socket, Duration::from_secs(10)).unwrap_or(Value::Null);
         let (c, cache) = (self.counters, self.cache);
         json!({
             "bench": "soak", "t_s": round(self.t0.elapsed().as_secs_f64()), "daemon": lifetime,

@@ -1,0 +1,412 @@
+//! `uqd bench …`: the benchmarks, each printing one JSON object per line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use crate::bench;
+use crate::config::{CliOverrides, Config};
+use crate::engine::Engine;
+use crate::role_llms::LlmService;
+
+use super::control::SocketArgs;
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Load test of a daemon over its socket: N connections in several processes sending a mix
+    /// of uq_unit_scores requests (WikiBio passages) for S seconds; throughput, p50/p95/p99
+    /// latency, errors, the daemon's peak RSS and open fds. Starts a daemon on --socket (with
+    /// this environment) when none answers there, and stops it afterwards.
+    Load(LoadFlags),
+    /// One worker process of `bench load` (internal).
+    #[command(hide = true)]
+    LoadWorker(LoadWorkerFlags),
+    /// A whole-table job (as uq_score_table runs it) over the SelfCheckGPT WikiBio passages
+    /// loaded into a fresh database: rows/s, NLI pairs/s, peak RSS, and the speed-up of a second
+    /// job on the warm caches.
+    Table(TableFlags),
+    /// Sentence-level scorers on SelfCheckGPT WikiBio (shared/data/selfcheck_wikibio_dev.jsonl).
+    Selfcheck(SelfcheckFlags),
+    /// Claim-level scorers on FActScore-Bio (shared/data/graph_uq_factscore_*.jsonl): the
+    /// response's claims as units, AUROC/AUC-PR/ECE/Brier against the claim labels, and with
+    /// --uad the UAD accuracy per percentile threshold.
+    Claims(ClaimsFlags),
+    /// Decomposition coverage on FActScore-Bio (shared/data/graph_uq_factscore_*.jsonl): the
+    /// share of sentences the decomposition LLM's claims do not entail, and the false labelled
+    /// claims that the uncovered sentences bring under scoring.
+    Coverage(CoverageFlags),
+    /// A long run of mixed work (score, nli, small jobs) from several clients against a child
+    /// daemon restarted now and then: prints the daemon's RSS, open fds, cache sizes and errors
+    /// over time, and compares the results with a fresh daemon's.
+    Soak(SoakFlags),
+    /// Calibration and tuned ensembles across models: fitted on the claims of one graph-uq
+    /// FActScore file, tested on the other's (both directions): ECE and Brier before and after
+    /// calibration per scorer, and the ensemble's AUROC against the best single scorer.
+    Calibration(CalibrationFlags),
+}
+
+#[derive(Args)]
+pub struct LoadFlags {
+    #[arg(long, default_value_t = 32)]
+    clients: usize,
+    #[arg(long, default_value_t = 30.0)]
+    seconds: f64,
+    /// Worker processes the connections are spread over.
+    #[arg(long, default_value_t = 4)]
+    processes: usize,
+    #[arg(long, default_value = "../shared/data/selfcheck_wikibio_dev.jsonl")]
+    data: PathBuf,
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Daemon socket (default: UQ_SOCKET, else the per-user default).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct LoadWorkerFlags {
+    #[arg(long)]
+    socket: PathBuf,
+    #[arg(long)]
+    data: PathBuf,
+    #[arg(long)]
+    threads: usize,
+    #[arg(long)]
+    seconds: f64,
+    #[arg(long)]
+    samples: usize,
+    #[arg(long)]
+    seed: usize,
+}
+
+#[derive(Args)]
+pub struct TableFlags {
+    #[arg(long)]
+    data: PathBuf,
+    /// Number of sampled responses per passage (m).
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Only the first N passages.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Scoring options of the job (JSON object).
+    #[arg(long, default_value = "{}")]
+    options: String,
+    /// Rows scored at once (default: the device's, 4 on the CPU, 32 on CUDA).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// NLI pairs the raw-model ceiling is measured on (0: skip it).
+    #[arg(long, default_value_t = bench::DEFAULT_RAW_PAIRS)]
+    raw_pairs: usize,
+    #[command(flatten)]
+    config: CliOverrides,
+}
+
+#[derive(Args)]
+pub struct SelfcheckFlags {
+    #[arg(long)]
+    data: PathBuf,
+    /// Number of sampled responses per passage (m).
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Concurrent clients submitting passages (default: 8 on the CPU, 32 on CUDA).
+    #[arg(long)]
+    clients: Option<usize>,
+    /// Only the first N passages.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Only these scorers (comma-separated names; default: every scorer the benchmark runs).
+    #[arg(long)]
+    scorers: Option<String>,
+    /// Premise settings, one run each, compared in a last line (comma-separated: whole, topK,
+    /// topK_embedding; default: the default premise).
+    #[arg(long)]
+    premise: Option<String>,
+    /// NLI pairs the raw-model ceiling is measured on (0: skip it).
+    #[arg(long, default_value_t = bench::DEFAULT_RAW_PAIRS)]
+    raw_pairs: usize,
+    /// An LLM that judges the NLI pairs instead of the NLI model: an LLM config object
+    /// (JSON), e.g. '{"backend":"local"}' (option nli_llm). Prints its calls and tokens.
+    #[arg(long)]
+    nli_llm: Option<String>,
+    /// The judge's prompt: binary (yes/no) or ternary (default; option nli_prompt).
+    #[arg(long)]
+    nli_prompt: Option<String>,
+    #[command(flatten)]
+    config: CliOverrides,
+}
+
+#[derive(Args)]
+pub struct ClaimsFlags {
+    #[arg(long)]
+    data: PathBuf,
+    /// Number of sampled responses per answer (m; the data holds 10).
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Concurrent clients submitting answers (default: 8 on the CPU, 32 on CUDA).
+    #[arg(long)]
+    clients: Option<usize>,
+    /// Only the first N answers.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Premise settings, one run each, compared in a last line (comma-separated: whole, topK,
+    /// topK_embedding; default: the default premise).
+    #[arg(long)]
+    premise: Option<String>,
+    /// NLI pairs the raw-model ceiling is measured on (0: skip it).
+    #[arg(long, default_value_t = bench::DEFAULT_RAW_PAIRS)]
+    raw_pairs: usize,
+    /// Print the UAD accuracy per percentile threshold (10..90) for every scorer.
+    #[arg(long)]
+    uad: bool,
+    /// Also run the matched-claim scorers, with each sample's sentences standing in for its
+    /// claims (an approximation: the data has no claims per sample).
+    #[arg(long, value_parser = ["sentences"])]
+    sample_units: Option<String>,
+    /// Only these scorers (comma-separated names; default: every scorer the benchmark runs).
+    #[arg(long)]
+    scorers: Option<String>,
+    /// An LLM that judges the NLI pairs instead of the NLI model: an LLM config object
+    /// (JSON), e.g. '{"backend":"local"}' (option nli_llm). Prints its calls and tokens.
+    #[arg(long)]
+    nli_llm: Option<String>,
+    /// The judge's prompt: binary (yes/no) or ternary (default; option nli_prompt).
+    #[arg(long)]
+    nli_prompt: Option<String>,
+    #[command(flatten)]
+    config: CliOverrides,
+}
+
+#[derive(Args)]
+pub struct CoverageFlags {
+    #[arg(long)]
+    data: PathBuf,
+    /// Only the first N answers.
+    #[arg(long)]
+    limit: Option<usize>,
+    #[command(flatten)]
+    config: CliOverrides,
+}
+
+#[derive(Args)]
+pub struct SoakFlags {
+    /// How long to run, in minutes.
+    #[arg(long, default_value_t = 20.0)]
+    minutes: f64,
+    #[arg(long, default_value = "../shared/data/selfcheck_wikibio_dev.jsonl")]
+    data: PathBuf,
+    /// Client threads.
+    #[arg(long, default_value_t = 3)]
+    clients: usize,
+    /// Passages the queries are drawn from.
+    #[arg(long, default_value_t = 24)]
+    passages: usize,
+    /// Sampled responses per passage.
+    #[arg(long, default_value_t = 3)]
+    samples: usize,
+    /// Seconds between daemon restarts (0: never).
+    #[arg(long, default_value_t = 300.0)]
+    restart_every: f64,
+    /// Seconds between sample lines.
+    #[arg(long, default_value_t = 60.0)]
+    sample_every: f64,
+    #[command(flatten)]
+    config: CliOverrides,
+}
+
+#[derive(Args)]
+pub struct CalibrationFlags {
+    /// The two files (default: the GPT-4 and GPT-3.5-turbo files of ../shared/data).
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["FILE_A", "FILE_B"],
+        default_values = [
+            "../shared/data/graph_uq_factscore_gpt-4.jsonl",
+            "../shared/data/graph_uq_factscore_gpt-3.5-turbo.jsonl",
+        ]
+    )]
+    data: Vec<PathBuf>,
+    /// Number of sampled responses per answer (m; the data holds 10).
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Concurrent clients submitting answers (default: 8 on the CPU, 32 on CUDA).
+    #[arg(long)]
+    clients: Option<usize>,
+    /// Only the first N answers of each file.
+    #[arg(long)]
+    limit: Option<usize>,
+    #[command(flatten)]
+    config: CliOverrides,
+}
+
+pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
+    match which {
+        BenchCommand::Load(f) => load(f)?,
+        BenchCommand::LoadWorker(f) => load_worker(f)?,
+        BenchCommand::Table(f) => table(f)?,
+        BenchCommand::Selfcheck(f) => selfcheck(f)?,
+        BenchCommand::Claims(f) => claims(f)?,
+        BenchCommand::Coverage(f) => {
+            let (engine, llm) = setup(f.config, 1)?;
+            bench::coverage_bench(&engine, &llm, &f.data, f.limit)?;
+        }
+        BenchCommand::Soak(f) => soak(f)?,
+        BenchCommand::Calibration(f) => calibration(f)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn load(f: LoadFlags) -> Result<(), String> {
+    let socket = SocketArgs { socket: f.socket }.path();
+    bench::load(&bench::LoadArgs {
+        socket: &socket,
+        data: &f.data,
+        clients: f.clients,
+        seconds: f.seconds,
+        samples: f.samples,
+        processes: f.processes,
+    })
+}
+
+fn load_worker(f: LoadWorkerFlags) -> Result<(), String> {
+    let args = bench::LoadArgs {
+        socket: &f.socket,
+        data: &f.data,
+        clients: f.threads,
+        seconds: f.seconds,
+        samples: f.samples,
+        processes: 1,
+    };
+    bench::load_worker(&args, f.threads, f.seed)
+}
+
+fn table(f: TableFlags) -> Result<(), String> {
+    let (engine, llm) = setup(f.config, f.samples)?;
+    let args = bench::TableArgs {
+        data: &f.data,
+        samples: f.samples,
+        limit: f.limit,
+        options: &f.options,
+        concurrency: f.concurrency,
+        raw_pairs: f.raw_pairs,
+    };
+    bench::table(&engine, &llm, &args)
+}
+
+/// One run per precision of `--precision`, then their comparison.
+fn selfcheck(f: SelfcheckFlags) -> Result<(), String> {
+    let premises = bench::parse_premises(
+        f.premise.as_deref(),
+        uq_core::scorers::Granularity::Sentence,
+    )?;
+    let judge = bench::Judge::from_flags(f.nli_llm.as_deref(), f.nli_prompt.as_deref())?;
+    let mut runs = Vec::new();
+    for p in precisions(&f.config)? {
+        let config = CliOverrides {
+            precision: p,
+            ..f.config.clone()
+        };
+        let (engine, llm) = setup(config, f.samples)?;
+        let args = bench::SelfcheckArgs {
+            data: &f.data,
+            samples: f.samples,
+            clients: f.clients.unwrap_or(engine.device_defaults().bench_clients),
+            limit: f.limit,
+            scorers: f.scorers.as_deref(),
+            premises: premises.clone(),
+            raw_pairs: f.raw_pairs,
+            judge: judge.clone(),
+        };
+        runs.push(bench::selfcheck(&engine, &llm, &args)?);
+    }
+    if runs.len() > 1 {
+        println!("{}", bench::compare_precisions(&runs));
+    }
+    Ok(())
+}
+
+fn claims(f: ClaimsFlags) -> Result<(), String> {
+    let premises =
+        bench::parse_premises(f.premise.as_deref(), uq_core::scorers::Granularity::Claim)?;
+    let judge = bench::Judge::from_flags(f.nli_llm.as_deref(), f.nli_prompt.as_deref())?;
+    let (engine, llm) = setup(f.config, f.samples)?;
+    let args = bench::ClaimsArgs {
+        data: &f.data,
+        samples: f.samples,
+        clients: f.clients.unwrap_or(engine.device_defaults().bench_clients),
+        limit: f.limit,
+        premises,
+        raw_pairs: f.raw_pairs,
+        sample_units: f.sample_units.map(|_| bench::SampleUnits::Sentences),
+        uad: f.uad,
+        scorers: f.scorers.as_deref(),
+        judge,
+    };
+    bench::claims(&engine, &llm, &args)
+}
+
+fn soak(f: SoakFlags) -> Result<(), String> {
+    let config = Config::resolve(f.config)?;
+    bench::soak(
+        &config,
+        &bench::SoakArgs {
+            data: &f.data,
+            minutes: f.minutes,
+            clients: f.clients,
+            passages: f.passages,
+            samples: f.samples,
+            restart_every: f.restart_every,
+            sample_every: f.sample_every,
+        },
+    )
+}
+
+fn calibration(f: CalibrationFlags) -> Result<(), String> {
+    let [a, b] = f.data.as_slice() else {
+        return Err("--data takes two files".into());
+    };
+    let (engine, llm) = setup(f.config, f.samples)?;
+    let args = bench::CalibrationArgs {
+        data: [a.as_path(), b.as_path()],
+        samples: f.samples,
+        clients: f.clients.unwrap_or(engine.device_defaults().bench_clients),
+        limit: f.limit,
+    };
+    bench::calibration(&engine, &llm, &args)
+}
+
+/// `--precision` (or UQ_PRECISION) of `bench selfcheck` may list several precisions: one run
+/// each (`None`: the setting's own resolution).
+fn precisions(config: &CliOverrides) -> Result<Vec<Option<String>>, String> {
+    let list = config.precision.clone().or_else(|| {
+        std::env::var("UQ_PRECISION")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+    });
+    let precisions: Vec<Option<String>> = match list {
+        Some(l) => l
+            .split(',')
+            .map(|p| p.trim())
+            .filter(|p| !p.is_empty())
+            .map(|p| Some(p.to_string()))
+            .collect(),
+        None => vec![None],
+    };
+    if precisions.is_empty() {
+        return Err("--precision is empty: give auto, fp32, int8, fp16 or original (or a comma-separated list)".into());
+    }
+    Ok(precisions)
+}
+
+/// What every benchmark needs: the loaded models and the LLM service.
+fn setup(config: CliOverrides, samples: usize) -> Result<(Engine, LlmService), String> {
+    if samples == 0 {
+        return Err("--samples must be at least 1".into());
+    }
+    let config = Config::resolve(config)?;
+    let engine = Engine::load(&config)?;
+    let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
+    Ok((engine, llm))
+}
