@@ -576,7 +576,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 ..Default::default()
             })?;
             if check {
-                let v = uqd::models::variants::Variants::find(&dir, &config.variants_dir);
+                let v = uqd::engine::variants::Variants::find(&dir, &config.variants_dir);
                 return Ok(match v.dir {
                     Some(d) => {
                         println!("{}", d.display());
