@@ -366,6 +366,8 @@ fn generate(
     })?
 }
 
+/// Samples up to `p.max_tokens` tokens (within the window) after the request's prompt, stopping
+/// at a control token or at the first stop string (the text is cut there).
 fn generate_locked(
     e: &mut Engine,
     path: &Path,
@@ -373,6 +375,57 @@ fn generate_locked(
     p: &Params,
     seed: u64,
 ) -> Result<Generation, LlmError> {
+    let prompt = prompt_tokens(e, path, req)?;
+    let budget = (p.max_tokens as usize).min(MAX_SEQ_LEN - prompt.len());
+    let mut sampler = Sampler::new(p.temperature, p.top_p, seed);
+    let mut logits = forward(e, path, &prompt, 0)?;
+    let started = Instant::now();
+    let mut out: Vec<u32> = Vec::new();
+    let mut lps: Vec<f64> = Vec::new();
+    let mut text_end: Option<usize> = None;
+    for step in 0..budget {
+        let v: Vec<f32> = logits
+            .squeeze(0)
+            .and_then(|t| t.to_dtype(candle_core::DType::F32))
+            .and_then(|t| t.to_vec1())
+            .map_err(|x| candle_err(path, "cannot read the logits", x))?;
+        let (tok, lp) = sampler
+            .pick(&v)
+            .ok_or_else(|| local_err(path, "the model produced non-finite logits"))?;
+        if e.tokenizer.is_control(tok) {
+            break;
+        }
+        out.push(tok);
+        lps.push(lp);
+        if !req.stop.is_empty() {
+            let text = e.tokenizer.decode(&out).map_err(|m| local_err(path, m))?;
+            if let Some(cut) = req.stop.iter().filter_map(|s| text.find(s.as_str())).min() {
+                text_end = Some(cut);
+                break;
+            }
+        }
+        if step + 1 == budget {
+            break;
+        }
+        logits = forward(e, path, &[tok], prompt.len() + step)?;
+    }
+    let decode_secs = started.elapsed().as_secs_f64();
+    let mut text = e.tokenizer.decode(&out).map_err(|m| local_err(path, m))?;
+    if let Some(cut) = text_end {
+        text.truncate(cut);
+    }
+    Ok(Generation {
+        text,
+        prompt_tokens: prompt.len() as u64,
+        completion_tokens: out.len() as u64,
+        logprobs: lps,
+        decode_secs,
+    })
+}
+
+/// The request's prompt as tokens: the system and user text as they are (`raw`), else in the
+/// model's chat template; it must be non-empty and leave room in the window.
+fn prompt_tokens(e: &Engine, path: &Path, req: &ChatRequest) -> Result<Vec<u32>, LlmError> {
     let prompt = if req.raw {
         let mut s = String::new();
         if let Some(sys) = &req.system {
@@ -397,64 +450,21 @@ fn generate_locked(
             ),
         ));
     }
-    let budget = (p.max_tokens as usize).min(MAX_SEQ_LEN - prompt.len());
-    let cerr = |what: &str, err: candle_core::Error| local_err(path, format!("{what}: {err}"));
-    let mut sampler = Sampler::new(p.temperature, p.top_p, seed);
-    let input = Tensor::new(prompt.as_slice(), &e.device)
+    Ok(prompt)
+}
+
+/// The logits after feeding `tokens` at position `pos` (the KV cache holds what came before).
+fn forward(e: &mut Engine, path: &Path, tokens: &[u32], pos: usize) -> Result<Tensor, LlmError> {
+    let input = Tensor::new(tokens, &e.device)
         .and_then(|t| t.unsqueeze(0))
-        .map_err(|x| cerr("cannot build the input", x))?;
-    let mut logits = e
-        .weights
-        .forward(&input, 0)
-        .map_err(|x| cerr("forward pass failed", x))?;
-    let started = Instant::now();
-    let mut out: Vec<u32> = Vec::new();
-    let mut lps: Vec<f64> = Vec::new();
-    let mut text_end: Option<usize> = None;
-    for step in 0..budget {
-        let v: Vec<f32> = logits
-            .squeeze(0)
-            .and_then(|t| t.to_dtype(candle_core::DType::F32))
-            .and_then(|t| t.to_vec1())
-            .map_err(|x| cerr("cannot read the logits", x))?;
-        let (tok, lp) = sampler
-            .pick(&v)
-            .ok_or_else(|| local_err(path, "the model produced non-finite logits"))?;
-        if e.tokenizer.is_control(tok) {
-            break;
-        }
-        out.push(tok);
-        lps.push(lp);
-        if !req.stop.is_empty() {
-            let text = e.tokenizer.decode(&out).map_err(|m| local_err(path, m))?;
-            if let Some(cut) = req.stop.iter().filter_map(|s| text.find(s.as_str())).min() {
-                text_end = Some(cut);
-                break;
-            }
-        }
-        if step + 1 == budget {
-            break;
-        }
-        let next = Tensor::new(&[tok], &e.device)
-            .and_then(|t| t.unsqueeze(0))
-            .map_err(|x| cerr("cannot build the input", x))?;
-        logits = e
-            .weights
-            .forward(&next, prompt.len() + step)
-            .map_err(|x| cerr("forward pass failed", x))?;
-    }
-    let decode_secs = started.elapsed().as_secs_f64();
-    let mut text = e.tokenizer.decode(&out).map_err(|m| local_err(path, m))?;
-    if let Some(cut) = text_end {
-        text.truncate(cut);
-    }
-    Ok(Generation {
-        text,
-        prompt_tokens: prompt.len() as u64,
-        completion_tokens: out.len() as u64,
-        logprobs: lps,
-        decode_secs,
-    })
+        .map_err(|x| candle_err(path, "cannot build the input", x))?;
+    e.weights
+        .forward(&input, pos)
+        .map_err(|x| candle_err(path, "forward pass failed", x))
+}
+
+fn candle_err(path: &Path, what: &str, err: candle_core::Error) -> LlmError {
+    local_err(path, format!("{what}: {err}"))
 }
 
 #[async_trait]

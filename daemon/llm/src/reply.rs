@@ -66,6 +66,27 @@ pub fn parse_reply(body: &str, want_logprobs: bool) -> Result<ParsedReply, Reply
             snippet(&msg, 300)
         )));
     }
+    let indexed = choices_by_index(&v, body)?;
+    let mut texts = Vec::with_capacity(indexed.len());
+    let mut logprobs = Vec::with_capacity(indexed.len());
+    for (idx, choice) in indexed {
+        texts.push(choice_text(idx, choice)?);
+        if want_logprobs {
+            logprobs.push(choice_logprobs(idx, choice)?);
+        }
+    }
+    let usage = v.get("usage").map(parse_usage).unwrap_or_default();
+    let model = v.get("model").and_then(Value::as_str).map(str::to_string);
+    Ok(ParsedReply {
+        texts,
+        logprobs: want_logprobs.then_some(logprobs),
+        usage,
+        model,
+    })
+}
+
+/// The reply's `choices`, sorted by their `index` (their position when they have none).
+fn choices_by_index<'v>(v: &'v Value, body: &str) -> Result<Vec<(u64, &'v Value)>, ReplyProblem> {
     let choices = match v.get("choices").and_then(Value::as_array) {
         Some(c) if !c.is_empty() => c,
         Some(_) => {
@@ -91,59 +112,46 @@ pub fn parse_reply(body: &str, want_logprobs: bool) -> Result<ParsedReply, Reply
         })
         .collect();
     indexed.sort_by_key(|(i, _)| *i);
+    Ok(indexed)
+}
 
-    let mut texts = Vec::with_capacity(indexed.len());
-    let mut logprobs = Vec::with_capacity(indexed.len());
-    for (idx, choice) in indexed {
-        let message = choice.get("message").unwrap_or(&Value::Null);
-        let finish = choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if let Some(r) = message
-            .get("refusal")
-            .and_then(Value::as_str)
-            .filter(|r| !r.trim().is_empty())
-        {
-            return Err(ReplyProblem::refusal(format!(
-                "the model refused (choice {idx}): {}",
-                snippet(r, 300)
-            )));
-        }
-        match content_text(message.get("content")) {
-            Some(text) => texts.push(text),
-            None if finish == "content_filter" => {
-                return Err(ReplyProblem::refusal(format!(
-                    "the server's content filter blocked choice {idx} (finish_reason=content_filter)"
-                )))
-            }
-            None => {
-                return Err(ReplyProblem::fatal(format!(
-                    "choice {idx} has no text (content is null or missing, finish_reason={}); the model \
-                     returned nothing usable: check that the model supports plain chat completions",
-                    if finish.is_empty() { "none" } else { finish }
-                )))
-            }
-        }
-        if want_logprobs {
-            match token_logprobs(choice.get("logprobs")) {
-                Some(lp) => logprobs.push(lp),
-                None => {
-                    return Err(ReplyProblem::fatal(format!(
-                    "logprobs were requested but choice {idx} carries none: the server does not \
-                         support them; set logprobs=false"
-                )))
-                }
-            }
-        }
+/// Choice `idx`'s text; a refusal, a filtered or an empty choice is an error.
+fn choice_text(idx: u64, choice: &Value) -> Result<String, ReplyProblem> {
+    let message = choice.get("message").unwrap_or(&Value::Null);
+    let finish = choice
+        .get("finish_reason")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if let Some(r) = message
+        .get("refusal")
+        .and_then(Value::as_str)
+        .filter(|r| !r.trim().is_empty())
+    {
+        return Err(ReplyProblem::refusal(format!(
+            "the model refused (choice {idx}): {}",
+            snippet(r, 300)
+        )));
     }
-    let usage = v.get("usage").map(parse_usage).unwrap_or_default();
-    let model = v.get("model").and_then(Value::as_str).map(str::to_string);
-    Ok(ParsedReply {
-        texts,
-        logprobs: want_logprobs.then_some(logprobs),
-        usage,
-        model,
+    match content_text(message.get("content")) {
+        Some(text) => Ok(text),
+        None if finish == "content_filter" => Err(ReplyProblem::refusal(format!(
+            "the server's content filter blocked choice {idx} (finish_reason=content_filter)"
+        ))),
+        None => Err(ReplyProblem::fatal(format!(
+            "choice {idx} has no text (content is null or missing, finish_reason={}); the model \
+             returned nothing usable: check that the model supports plain chat completions",
+            if finish.is_empty() { "none" } else { finish }
+        ))),
+    }
+}
+
+/// Choice `idx`'s token logprobs, which were requested: missing ones are an error.
+fn choice_logprobs(idx: u64, choice: &Value) -> Result<Vec<f64>, ReplyProblem> {
+    token_logprobs(choice.get("logprobs")).ok_or_else(|| {
+        ReplyProblem::fatal(format!(
+            "logprobs were requested but choice {idx} carries none: the server does not \
+             support them; set logprobs=false"
+        ))
     })
 }
 

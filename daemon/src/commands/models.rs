@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use crate::config::{CliOverrides, Config};
-use crate::models::{optimize, pull, variants};
+use crate::engine::variants;
+use crate::models::{optimize, pull};
 
 #[derive(Subcommand)]
 pub enum ModelsCommand {

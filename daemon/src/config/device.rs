@@ -30,7 +30,7 @@ impl Device {
     }
 }
 
-/// Which file of the NLI model runs (see `crate::models::variants`). `Auto`: int8 on the CPU
+/// Which file of the NLI model runs (see `crate::engine::variants`). `Auto`: int8 on the CPU
 /// when `uqd models optimize` wrote it, fp16 on CUDA when written, else fp32. `Original`: the
 /// model directory's own `model.onnx`, never a variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

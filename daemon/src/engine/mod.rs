@@ -11,6 +11,7 @@ pub mod nli;
 pub mod onnx;
 pub mod ort_env;
 pub mod remote;
+pub mod variants;
 
 #[cfg(test)]
 mod tests;
@@ -24,7 +25,6 @@ use serde::Serialize;
 use uq_core::protocol::NliProbs;
 
 use crate::config::{check_model_dir, Config, Device, Precision, DEFAULT_MAX_BATCH};
-use crate::models::variants::Variants;
 use defaults::DeviceDefaults;
 
 use batcher::{Batcher, Forward, Job};
@@ -33,6 +33,7 @@ use cache::{pair_key, text_key, DedupCache};
 use embed::EmbedModel;
 use nli::NliText;
 use onnx::OnnxModel;
+use variants::Variants;
 
 /// Ready sentence embeddings kept at most (bytes) before that cache is emptied.
 const SENTENCE_CACHE_BYTES: usize = 64 << 20;
@@ -460,9 +461,9 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
     })
 }
 
-/// Loads the NLI model file that `cfg.precision` picks for the device it gets (see
-/// `crate::models::variants`): with `auto`/`cuda` devices CUDA is tried when the ONNX Runtime
-/// library has it, and when it does not load, the file the precision picks for the CPU runs.
+/// Loads the NLI model file that `cfg.precision` picks for the device it gets (see `variants`):
+/// with `auto`/`cuda` devices CUDA is tried when the ONNX Runtime library has it, and when it
+/// does not load, the file the precision picks for the CPU runs.
 /// On the CPU the session gets `cpu_threads(precision)` intra-op threads, on CUDA `cfg.threads`.
 /// Also returns why `--precision auto` does not run its preferred variant, if it does not.
 fn load_nli_model(

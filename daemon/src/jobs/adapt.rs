@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 use rusqlite::{params, Connection};
-use uq_core::aggregate::aggregate;
+use uq_core::aggregate::{aggregate, Aggregation};
+use uq_core::calibrate::Calibration;
 use uq_core::jobs::JobSpec;
 use uq_core::options::Adapt;
 
@@ -16,6 +17,10 @@ use crate::pipeline;
 
 /// One unit score of the run: (unit id, answer id, raw score or NaN).
 type UnitRow = (i64, i64, f64);
+
+fn sql_err(what: &'static str) -> impl Fn(rusqlite::Error) -> String {
+    move |e| format!("cannot {what}: {e}")
+}
 
 /// Adapts the job's models when it asks (`spec.adapt`) and rewrites the run's calibrated scores;
 /// returns the job's calibration notes (adaptations, settings that differ).
@@ -30,7 +35,6 @@ pub fn finish_calibration(
     let Some(adapt) = spec.adapt else {
         return Ok(notes);
     };
-    let sql_err = |what: &'static str| move |e: rusqlite::Error| format!("cannot {what}: {e}");
     // IMMEDIATE: the write lock is taken (waiting out the busy timeout) before the reads, so a
     // job committing a chunk meanwhile cannot make the first write fail with "database is
     // locked" (a deferred read transaction is not upgraded while another writer has committed).
@@ -38,43 +42,10 @@ pub fn finish_calibration(
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(sql_err("begin the adaptation"))?;
     for (scorer, model) in &spec.parsed.calibration.models {
-        // per group (the LLM that wrote the answer, or the whole job): the run's unit scores
-        let mut groups: BTreeMap<Option<String>, Vec<UnitRow>> = BTreeMap::new();
-        {
-            let mut st = tx
-                .prepare(
-                    "SELECT s.unit_id, a.answer_id, s.score, a.model FROM uq_unit_score s \
-                     JOIN uq_unit u ON u.unit_id = s.unit_id \
-                     JOIN uq_answer a ON a.answer_id = u.answer_id \
-                     WHERE a.run_id = ?1 AND s.scorer = ?2 ORDER BY a.answer_id, u.position",
-                )
-                .map_err(sql_err("read the unit scores"))?;
-            let rows = st
-                .query_map(params![run_id, scorer.name()], |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, i64>(1)?,
-                        r.get::<_, Option<f64>>(2)?.unwrap_or(f64::NAN),
-                        r.get::<_, Option<String>>(3)?,
-                    ))
-                })
-                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-                .map_err(sql_err("read the unit scores"))?;
-            for (unit, answer, score, llm) in rows {
-                let key = match adapt {
-                    Adapt::Job => None,
-                    Adapt::Llm => llm,
-                };
-                groups.entry(key).or_default().push((unit, answer, score));
-            }
-        }
+        let groups = unit_scores_by_group(&tx, run_id, scorer.name(), adapt)?;
         let what = format!("option calibration.{}", scorer.name());
         for (llm, rows) in groups {
-            let group = match (adapt, &llm) {
-                (Adapt::Job, _) => "the job's answers".to_string(),
-                (Adapt::Llm, Some(m)) => format!("the answers of LLM {m:?}"),
-                (Adapt::Llm, None) => "the answers uqlite did not generate".to_string(),
-            };
+            let group = group_name(adapt, &llm);
             let scores: Vec<f64> = rows.iter().map(|r| r.2).filter(|s| s.is_finite()).collect();
             let adapted = match model.adapt(&scores, &what, "score") {
                 Ok(a) => a,
@@ -100,28 +71,88 @@ pub fn finish_calibration(
                 scores.len(),
                 prior.iterations
             ));
-            let mut per_answer: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-            for &(unit, answer, score) in &rows {
-                let p = adapted.apply(score);
-                tx.execute(
-                    "UPDATE uq_unit_score SET calibrated = ?3 WHERE unit_id = ?1 AND scorer = ?2",
-                    params![unit, scorer.name(), p.is_finite().then_some(p)],
-                )
-                .map_err(sql_err("write an adapted unit score"))?;
-                per_answer.entry(answer).or_default().push(p);
-            }
-            for (answer, values) in per_answer {
-                let v =
-                    aggregate(&values, spec.parsed.aggregate.aggregation).filter(|x| x.is_finite());
-                tx.execute(
-                    "UPDATE uq_response_score SET calibrated = ?3 WHERE answer_id = ?1 AND \
-                     scorer = ?2",
-                    params![answer, scorer.name(), v],
-                )
-                .map_err(sql_err("write an adapted response score"))?;
-            }
+            let aggregation = spec.parsed.aggregate.aggregation;
+            rewrite_calibrated(&tx, scorer.name(), &adapted, &rows, aggregation)?;
         }
     }
     tx.commit().map_err(sql_err("commit the adaptation"))?;
     Ok(notes)
+}
+
+/// The run's unit scores by `scorer`, per group: the LLM that wrote the answer (`adapt "llm"`),
+/// or the whole job (`None` for `adapt "job"`).
+fn unit_scores_by_group(
+    conn: &Connection,
+    run_id: i64,
+    scorer: &str,
+    adapt: Adapt,
+) -> Result<BTreeMap<Option<String>, Vec<UnitRow>>, String> {
+    let mut st = conn
+        .prepare(
+            "SELECT s.unit_id, a.answer_id, s.score, a.model FROM uq_unit_score s \
+             JOIN uq_unit u ON u.unit_id = s.unit_id \
+             JOIN uq_answer a ON a.answer_id = u.answer_id \
+             WHERE a.run_id = ?1 AND s.scorer = ?2 ORDER BY a.answer_id, u.position",
+        )
+        .map_err(sql_err("read the unit scores"))?;
+    let rows = st
+        .query_map(params![run_id, scorer], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<f64>>(2)?.unwrap_or(f64::NAN),
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(sql_err("read the unit scores"))?;
+    let mut groups: BTreeMap<Option<String>, Vec<UnitRow>> = BTreeMap::new();
+    for (unit, answer, score, llm) in rows {
+        let key = match adapt {
+            Adapt::Job => None,
+            Adapt::Llm => llm,
+        };
+        groups.entry(key).or_default().push((unit, answer, score));
+    }
+    Ok(groups)
+}
+
+/// How the notes name a group of answers.
+fn group_name(adapt: Adapt, llm: &Option<String>) -> String {
+    match (adapt, llm) {
+        (Adapt::Job, _) => "the job's answers".to_string(),
+        (Adapt::Llm, Some(m)) => format!("the answers of LLM {m:?}"),
+        (Adapt::Llm, None) => "the answers uqlite did not generate".to_string(),
+    }
+}
+
+/// Rewrites the calibrated scores of a group's units with the adapted model, then those of their
+/// answers' response scores (the units' adapted values aggregated with the run's `aggregation`).
+fn rewrite_calibrated(
+    conn: &Connection,
+    scorer: &str,
+    adapted: &Calibration,
+    rows: &[UnitRow],
+    aggregation: Aggregation,
+) -> Result<(), String> {
+    let mut per_answer: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+    for &(unit, answer, score) in rows {
+        let p = adapted.apply(score);
+        conn.execute(
+            "UPDATE uq_unit_score SET calibrated = ?3 WHERE unit_id = ?1 AND scorer = ?2",
+            params![unit, scorer, p.is_finite().then_some(p)],
+        )
+        .map_err(sql_err("write an adapted unit score"))?;
+        per_answer.entry(answer).or_default().push(p);
+    }
+    for (answer, values) in per_answer {
+        let v = aggregate(&values, aggregation).filter(|x| x.is_finite());
+        conn.execute(
+            "UPDATE uq_response_score SET calibrated = ?3 WHERE answer_id = ?1 AND \
+             scorer = ?2",
+            params![answer, scorer, v],
+        )
+        .map_err(sql_err("write an adapted response score"))?;
+    }
+    Ok(())
 }

@@ -2,12 +2,14 @@
 //! of rows is one IMMEDIATE transaction: its answers, samples, units, scores, UAD results,
 //! labels and errors, and the job's counters, commit together or not at all.
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use uq_core::jobs::JobSpec;
+use uq_core::protocol::{ScoreResult, UadResult};
 use uq_llm::Usage;
 
 use super::{JobRow, Progress, RowOut, SourceRow};
 use crate::engine::Engine;
+use crate::grade::Graded;
 use crate::role_llms::LlmService;
 
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
@@ -228,38 +230,62 @@ pub fn commit_chunk(
     tx.commit().map_err(sql_err("commit results"))
 }
 
+/// Writes one row's results, unless its answer is already there (a resumed job).
 fn write_row(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Transaction<'_>,
     run_id: i64,
     job: &JobRow,
     spec: &JobSpec,
     row: &SourceRow,
     out: &RowOut,
 ) -> Result<(), String> {
-    let g = out.generated_answer.as_ref();
-    let inserted = tx
-        .execute(
-            "INSERT INTO uq_answer(run_id, job_id, source_table, source_key, prompt, answer, model, \
-             prompt_tokens, completion_tokens, generated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
-             ON CONFLICT(run_id, source_key) DO NOTHING",
-            params![
-                run_id,
-                job.job_id,
-                job.source_table,
-                row.key,
-                row.prompt,
-                out.answer,
-                g.map(|g| g.model.clone()),
-                g.map(|g| g.prompt_tokens as i64),
-                g.map(|g| g.completion_tokens as i64),
-                g.is_some() as i64,
-            ],
-        )
-        .map_err(sql_err("write an answer"))?;
-    if inserted == 0 {
+    if insert_answer(tx, run_id, job, row, out)? == 0 {
         return Ok(()); // already written (a resumed job): nothing twice
     }
     let answer_id = tx.last_insert_rowid();
+    insert_samples(tx, answer_id, out)?;
+    let granularity = spec.parsed.decompose.granularity.as_str();
+    let unit_ids = insert_units(tx, answer_id, granularity, &out.score)?;
+    insert_unit_scores(tx, &unit_ids, &out.score)?;
+    insert_response_scores(tx, answer_id, spec, &out.score)?;
+    if let Some(u) = &out.uad {
+        insert_uad(tx, answer_id, u)?;
+    }
+    insert_labels(tx, &unit_ids, row, &out.labels)
+}
+
+/// The row's answer (with its generation record, if uqlite generated it); 0 rows inserted when
+/// the run has it already.
+fn insert_answer(
+    tx: &Transaction<'_>,
+    run_id: i64,
+    job: &JobRow,
+    row: &SourceRow,
+    out: &RowOut,
+) -> Result<usize, String> {
+    let g = out.generated_answer.as_ref();
+    tx.execute(
+        "INSERT INTO uq_answer(run_id, job_id, source_table, source_key, prompt, answer, model, \
+         prompt_tokens, completion_tokens, generated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+         ON CONFLICT(run_id, source_key) DO NOTHING",
+        params![
+            run_id,
+            job.job_id,
+            job.source_table,
+            row.key,
+            row.prompt,
+            out.answer,
+            g.map(|g| g.model.clone()),
+            g.map(|g| g.prompt_tokens as i64),
+            g.map(|g| g.completion_tokens as i64),
+            g.is_some() as i64,
+        ],
+    )
+    .map_err(sql_err("write an answer"))
+}
+
+/// The answer's samples, numbered from 1 (with their generation records, if generated).
+fn insert_samples(tx: &Transaction<'_>, answer_id: i64, out: &RowOut) -> Result<(), String> {
     for (j, text) in out.samples.iter().enumerate() {
         let gs = out.generated_samples.as_ref().and_then(|v| v.get(j));
         tx.execute(
@@ -278,17 +304,35 @@ fn write_row(
         )
         .map_err(sql_err("write a sample"))?;
     }
-    let granularity = spec.parsed.decompose.granularity.as_str();
-    let mut unit_ids = Vec::with_capacity(out.score.units.len());
-    for (i, u) in out.score.units.iter().enumerate() {
+    Ok(())
+}
+
+/// The answer's units in order; returns their ids, by unit index.
+fn insert_units(
+    tx: &Transaction<'_>,
+    answer_id: i64,
+    granularity: &str,
+    score: &ScoreResult,
+) -> Result<Vec<i64>, String> {
+    let mut unit_ids = Vec::with_capacity(score.units.len());
+    for (i, u) in score.units.iter().enumerate() {
         tx.execute(
             "INSERT INTO uq_unit(answer_id, granularity, position, text, origin) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![answer_id, granularity, i as i64, u, out.score.origins.get(i)],
+            params![answer_id, granularity, i as i64, u, score.origins.get(i)],
         )
         .map_err(sql_err("write a unit"))?;
         unit_ids.push(tx.last_insert_rowid());
     }
-    for s in &out.score.scores {
+    Ok(unit_ids)
+}
+
+/// The units' scores (non-finite ones as NULL).
+fn insert_unit_scores(
+    tx: &Transaction<'_>,
+    unit_ids: &[i64],
+    score: &ScoreResult,
+) -> Result<(), String> {
+    for s in &score.scores {
         if let Some(&unit_id) = unit_ids.get(s.unit_idx) {
             tx.execute(
                 "INSERT OR REPLACE INTO uq_unit_score(unit_id, scorer, score, calibrated) \
@@ -303,7 +347,17 @@ fn write_row(
             .map_err(sql_err("write a unit score"))?;
         }
     }
-    for (scorer, score) in &out.score.response_scores {
+    Ok(())
+}
+
+/// The answer's response scores, with the aggregation each was computed with.
+fn insert_response_scores(
+    tx: &Transaction<'_>,
+    answer_id: i64,
+    spec: &JobSpec,
+    score: &ScoreResult,
+) -> Result<(), String> {
+    for (scorer, value) in &score.response_scores {
         tx.execute(
             "INSERT OR REPLACE INTO uq_response_score(answer_id, scorer, aggregation, score, \
              calibrated) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -311,8 +365,8 @@ fn write_row(
                 answer_id,
                 scorer,
                 response_aggregation(spec, scorer),
-                score.and_then(finite),
-                out.score
+                value.and_then(finite),
+                score
                     .calibrated_scores
                     .get(scorer)
                     .copied()
@@ -322,28 +376,41 @@ fn write_row(
         )
         .map_err(sql_err("write a response score"))?;
     }
-    if let Some(u) = &out.uad {
-        tx.execute(
-            "INSERT OR REPLACE INTO uq_uad(answer_id, scorer, threshold, pre_confidence, post_confidence, \
-             n_units, n_kept, refined_response, verified, removed_sentences, calibrated) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
-                answer_id,
-                u.scorer,
-                u.threshold,
-                u.pre_confidence.and_then(finite),
-                u.post_confidence.and_then(finite),
-                u.claims.len() as i64,
-                u.claims.iter().filter(|c| c.kept).count() as i64,
-                u.refined_response,
-                u.verified as i64,
-                serde_json::to_string(&u.removed_sentences).unwrap_or_default(),
-                i64::from(u.calibrated),
-            ],
-        )
-        .map_err(sql_err("write a UAD result"))?;
-    }
-    for (i, kind, graded) in &out.labels {
+    Ok(())
+}
+
+/// The answer's uncertainty-aware decoding result.
+fn insert_uad(tx: &Transaction<'_>, answer_id: i64, u: &UadResult) -> Result<(), String> {
+    tx.execute(
+        "INSERT OR REPLACE INTO uq_uad(answer_id, scorer, threshold, pre_confidence, post_confidence, \
+         n_units, n_kept, refined_response, verified, removed_sentences, calibrated) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            answer_id,
+            u.scorer,
+            u.threshold,
+            u.pre_confidence.and_then(finite),
+            u.post_confidence.and_then(finite),
+            u.claims.len() as i64,
+            u.claims.iter().filter(|c| c.kept).count() as i64,
+            u.refined_response,
+            u.verified as i64,
+            serde_json::to_string(&u.removed_sentences).unwrap_or_default(),
+            i64::from(u.calibrated),
+        ],
+    )
+    .map_err(sql_err("write a UAD result"))?;
+    Ok(())
+}
+
+/// The units' labels (the row's reference goes with the factual ones).
+fn insert_labels(
+    tx: &Transaction<'_>,
+    unit_ids: &[i64],
+    row: &SourceRow,
+    labels: &[(usize, &'static str, Graded)],
+) -> Result<(), String> {
+    for (i, kind, graded) in labels {
         if let Some(&unit_id) = unit_ids.get(*i) {
             tx.execute(
                 "INSERT OR REPLACE INTO uq_label(unit_id, kind, grader, label, reference, raw_reply) \

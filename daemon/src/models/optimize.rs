@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::config::check_model_dir;
-
-use super::variants::{content_key, hash_hex, keyed_dir, MANIFEST};
+use crate::engine::variants::{content_key, hash_hex, keyed_dir, MANIFEST};
 
 const SCRIPT: &str = include_str!("optimize.py");
 

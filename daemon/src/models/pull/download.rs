@@ -229,17 +229,45 @@ impl<'a> Hub<'a> {
         ))
     }
 
+    /// One try at `path`: resumes `part` where it stopped, then checks its size and SHA-256.
     async fn attempt(&self, url: &str, path: &str, part: &Path) -> Result<Step, String> {
         let have = fs::metadata(part).map(|m| m.len()).unwrap_or(0);
+        let mut answer = match self.request(url, have).await? {
+            Ok(a) => a,
+            Err(cut) => return Ok(cut),
+        };
+        let offset = match self.resume_offset(url, path, part, have, &answer.resp)? {
+            Ok(o) => o,
+            Err(step) => return Ok(step),
+        };
+        let got = match receive(&mut answer.resp, path, part, offset).await? {
+            Ok(g) => g,
+            Err(cut) => return Ok(cut),
+        };
+        let sha = match check_sha(url, path, part, offset, answer.expected_sha)? {
+            Ok(s) => s,
+            Err(cut) => return Ok(cut),
+        };
+        eprintln!("uqd models pull: {path}: {got} bytes");
+        Ok(Step::Done(Fetched {
+            bytes: got,
+            sha256: sha,
+            commit: answer.commit,
+        }))
+    }
+
+    /// GETs `url` from byte `have` on, following up to 5 redirects (a renamed repository, then
+    /// the CDN) by hand: the token goes only to the hub's own host. `Ok(Err(Step::Cut))`: a
+    /// request failed.
+    async fn request(&self, url: &str, have: u64) -> Result<Result<Answer, Step>, String> {
+        let cut = |e: reqwest::Error| Step::Cut(format!("request failed: {}", error_chain(&e)));
         let mut resp = match self.get(url, have, true).await {
             Ok(r) => r,
-            Err(e) => return Ok(Step::Cut(format!("request failed: {}", error_chain(&e)))),
+            Err(e) => return Ok(Err(cut(e))),
         };
         // The hub redirects large (LFS) files to a CDN; the SHA-256 and size come with the redirect.
         let mut expected_sha = linked_sha(resp.headers());
         let commit = header(resp.headers(), "x-repo-commit");
-        // Up to 5 redirects (a renamed repository, then the CDN), followed by hand: the token
-        // goes only to the hub's own host.
         let mut at = reqwest::Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
         for _ in 0..5 {
             if !resp.status().is_redirection() {
@@ -257,14 +285,29 @@ impl<'a> Hub<'a> {
             let same_host = at.host_str().map(str::to_string) == self.host;
             resp = match self.get(at.as_str(), have, same_host).await {
                 Ok(r) => r,
-                Err(e) => return Ok(Step::Cut(format!("request failed: {}", error_chain(&e)))),
+                Err(e) => return Ok(Err(cut(e))),
             };
             expected_sha = expected_sha.or_else(|| linked_sha(resp.headers()));
         }
-        let status = resp.status();
-        let mut offset = 0;
-        match status {
-            StatusCode::OK => {}
+        Ok(Ok(Answer {
+            resp,
+            expected_sha,
+            commit,
+        }))
+    }
+
+    /// Where the body of `resp` starts in the file: 0 for a whole file, `have` for the range
+    /// asked for. `Ok(Err(step))`: no body to take (a cut to retry, or a missing file).
+    fn resume_offset(
+        &self,
+        url: &str,
+        path: &str,
+        part: &Path,
+        have: u64,
+        resp: &reqwest::Response,
+    ) -> Result<Result<u64, Step>, String> {
+        match resp.status() {
+            StatusCode::OK => Ok(Ok(0)),
             StatusCode::PARTIAL_CONTENT => {
                 let start = header(resp.headers(), CONTENT_RANGE.as_str()).and_then(|r| {
                     r.strip_prefix("bytes ")?
@@ -276,87 +319,23 @@ impl<'a> Hub<'a> {
                 if start != Some(have) {
                     // Not the range asked for: start over.
                     let _ = fs::remove_file(part);
-                    return Ok(Step::Cut(format!(
+                    return Ok(Err(Step::Cut(format!(
                         "the server sent an unexpected range ({start:?})"
-                    )));
+                    ))));
                 }
-                offset = have;
+                Ok(Ok(have))
             }
             StatusCode::RANGE_NOT_SATISFIABLE => {
                 let _ = fs::remove_file(part);
-                return Ok(Step::Cut(
+                Ok(Err(Step::Cut(
                     "the partial file did not match the server's; starting over".into(),
-                ));
+                )))
             }
-            s if s.is_server_error() => {
-                return Ok(Step::Cut(format!("{url}: the hub answered {s}")));
-            }
-            s => {
-                return self
-                    .refused(url, path, s, resp.headers())
-                    .map(Step::Missing)
-            }
+            s if s.is_server_error() => Ok(Err(Step::Cut(format!("{url}: the hub answered {s}")))),
+            s => self
+                .refused(url, path, s, resp.headers())
+                .map(|m| Err(Step::Missing(m))),
         }
-        let total = resp.content_length().map(|n| n + offset);
-        let mut file = if offset > 0 {
-            eprintln!("uqd models pull: {path}: resuming at byte {offset}");
-            OpenOptions::new().append(true).open(part)
-        } else {
-            File::create(part)
-        }
-        .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
-        let mut got = offset;
-        loop {
-            match resp.chunk().await {
-                Ok(Some(bytes)) => {
-                    file.write_all(&bytes)
-                        .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
-                    got += bytes.len() as u64;
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    let _ = file.flush();
-                    return Ok(Step::Cut(format!(
-                        "connection cut after {got} of {} bytes ({})",
-                        total.map_or("?".into(), |t| t.to_string()),
-                        error_chain(&e)
-                    )));
-                }
-            }
-        }
-        file.sync_all()
-            .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
-        drop(file);
-        if let Some(t) = total {
-            if got != t {
-                return Ok(Step::Cut(format!(
-                    "connection cut after {got} of {t} bytes"
-                )));
-            }
-        }
-        let sha = sha256_file(part)?;
-        if let Some(want) = expected_sha {
-            if want != sha {
-                let _ = fs::remove_file(part);
-                if offset > 0 {
-                    // The kept bytes may be from another version of the file: once more, whole.
-                    return Ok(Step::Cut(
-                        "the resumed file's SHA-256 is not the hub's; downloading it whole".into(),
-                    ));
-                }
-                return Err(format!(
-                    "{url}: the downloaded {path} has SHA-256 {sha}, not the hub's {want} (X-Linked-Etag): \
-                     it was deleted and nothing was installed; run the command again, and if it fails the \
-                     same way, the hub or a proxy between serves a different file"
-                ));
-            }
-        }
-        eprintln!("uqd models pull: {path}: {got} bytes");
-        Ok(Step::Done(Fetched {
-            bytes: got,
-            sha256: sha,
-            commit,
-        }))
     }
 
     async fn get(&self, url: &str, from: u64, auth: bool) -> reqwest::Result<reqwest::Response> {
@@ -428,6 +407,92 @@ struct Fetched {
     bytes: u64,
     sha256: String,
     commit: Option<String>,
+}
+
+/// The hub's answer to one GET, redirects followed.
+struct Answer {
+    resp: reqwest::Response,
+    /// The SHA-256 of the file, when the hub (or a redirect) gave it.
+    expected_sha: Option<String>,
+    /// The commit the revision resolved to (`X-Repo-Commit`).
+    commit: Option<String>,
+}
+
+/// Writes the body of `resp` into `part` from byte `offset` on (appending when resuming);
+/// returns the file's size. `Ok(Err(Step::Cut))`: the connection was cut first.
+async fn receive(
+    resp: &mut reqwest::Response,
+    path: &str,
+    part: &Path,
+    offset: u64,
+) -> Result<Result<u64, Step>, String> {
+    let total = resp.content_length().map(|n| n + offset);
+    let mut file = if offset > 0 {
+        eprintln!("uqd models pull: {path}: resuming at byte {offset}");
+        OpenOptions::new().append(true).open(part)
+    } else {
+        File::create(part)
+    }
+    .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
+    let mut got = offset;
+    loop {
+        match resp.chunk().await {
+            Ok(Some(bytes)) => {
+                file.write_all(&bytes)
+                    .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
+                got += bytes.len() as u64;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let _ = file.flush();
+                return Ok(Err(Step::Cut(format!(
+                    "connection cut after {got} of {} bytes ({})",
+                    total.map_or("?".into(), |t| t.to_string()),
+                    error_chain(&e)
+                ))));
+            }
+        }
+    }
+    file.sync_all()
+        .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
+    drop(file);
+    if let Some(t) = total {
+        if got != t {
+            return Ok(Err(Step::Cut(format!(
+                "connection cut after {got} of {t} bytes"
+            ))));
+        }
+    }
+    Ok(Ok(got))
+}
+
+/// The SHA-256 of `part`, checked against the hub's when it gave one. A mismatch deletes the
+/// file: a resumed one is fetched again whole (`Ok(Err(Step::Cut))`), a whole one is an error.
+fn check_sha(
+    url: &str,
+    path: &str,
+    part: &Path,
+    offset: u64,
+    expected: Option<String>,
+) -> Result<Result<String, Step>, String> {
+    let sha = sha256_file(part)?;
+    if let Some(want) = expected {
+        if want != sha {
+            let _ = fs::remove_file(part);
+            if offset > 0 {
+                // The kept bytes may be from another version of the file: once more, whole.
+                return Ok(Err(Step::Cut(
+                    "the resumed file's SHA-256 is not the hub's; downloading it whole".into(),
+                )));
+            }
+            return Err(format!(
+                "{url}: the downloaded {path} has SHA-256 {sha}, not the hub's {want} (X-Linked-Etag): \
+                 it was deleted and nothing was installed; run the command again, and if it fails the \
+                 same way, the hub or a proxy between serves a different file"
+            ));
+        }
+    }
+    Ok(Ok(sha))
 }
 
 fn header(h: &HeaderMap, name: &str) -> Option<String> {

@@ -1,4 +1,5 @@
 //! Where the optimized variants of a model live and which file a precision picks.
+//! In `engine/` because loading the NLI model needs it; `models/` (which writes them) uses it.
 //!
 //! `uqd models optimize DIR` writes `model_opt.onnx` (fp32, fused), `model_opt_int8.onnx` and
 //! `model_opt_fp16.onnx` plus `variants.json` either into `--out` (e.g. DIR itself) or into
