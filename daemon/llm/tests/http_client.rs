@@ -352,8 +352,9 @@ fn worst_window(t: &[Instant], cost: f64, capacity: f64, per_sec: f64) -> (f64, 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_cap_holds_at_the_server() {
     for cap in [1usize, 3] {
-        // Each reply takes 150 ms, so without the cap all 9 requests would be in flight at once.
-        let server = FakeOpenAi::with_handler(|_| Reply::Ok.after(Duration::from_millis(150)));
+        // Each reply takes 400 ms, so without the cap all 9 requests would be in flight at once
+        // (and with it, `cap` of them overlap even when a busy machine is slow to send them).
+        let server = FakeOpenAi::with_handler(|_| Reply::Ok.after(Duration::from_millis(400)));
         let client = OpenAiClient::new(LlmSettings {
             n_supported: false,
             concurrency: cap,

@@ -299,7 +299,7 @@ fn handle(stream: TcpStream, state: &State) -> std::io::Result<()> {
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
         arrived: Instant::now(),
     };
-    let _in_flight = InFlight::enter(state);
+    let in_flight = InFlight::enter(state);
     let number = {
         let mut seen = state.seen.lock().unwrap();
         seen.push(request.clone());
@@ -328,6 +328,9 @@ fn handle(stream: TcpStream, state: &State) -> std::io::Result<()> {
     }
     out.push_str("\r\n");
     out.push_str(&text);
+    // Out of flight before the client can read the reply: else a client that sends its next
+    // request as soon as it has this one's could be counted twice.
+    drop(in_flight);
     let mut stream = stream;
     stream.write_all(out.as_bytes())?;
     stream.flush()
