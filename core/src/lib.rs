@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod calibrate;
 pub mod decompose;
 pub mod ensemble;
+pub mod generated_docs;
 pub mod jobs;
 pub mod json;
 pub mod limits;

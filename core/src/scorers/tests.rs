@@ -398,7 +398,7 @@ fn catalogue_rows_are_consistent() {
 }
 
 fn reference_md() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reference.md")
+    crate::generated_docs::reference_md(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// docs/reference.md's scorer table is `markdown_table()`; with `UQ_BLESS=1` the test writes
@@ -406,32 +406,12 @@ fn reference_md() -> std::path::PathBuf {
 #[test]
 fn catalogue_table_matches_docs_reference() {
     let path = reference_md();
-    let doc = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let begin = doc
-        .find(&format!("{DOCS_BEGIN}\n"))
-        .unwrap_or_else(|| panic!("{} lacks the line {DOCS_BEGIN}", path.display()))
-        + DOCS_BEGIN.len()
-        + 1;
-    let end = begin
-        + doc[begin..]
-            .find(&format!("{DOCS_END}\n"))
-            .unwrap_or_else(|| panic!("{} lacks the line {DOCS_END}", path.display()));
-    let want = markdown_table();
-    if doc[begin..end] == want {
-        return;
-    }
-    if std::env::var("UQ_BLESS").is_ok_and(|v| v == "1") {
-        let updated = format!("{}{want}{}", &doc[..begin], &doc[end..]);
-        std::fs::write(&path, updated)
-            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
-        return;
-    }
-    panic!(
+    let stale = format!(
         "the scorer table in {} is not the catalogue's; run UQ_BLESS=1 cargo test -p uq-core \
-         catalogue to regenerate it. Generated:\n{want}",
+         catalogue to regenerate it",
         path.display()
     );
+    crate::generated_docs::check_section(&path, DOCS_BEGIN, DOCS_END, &markdown_table(), &stale);
 }
 
 /// Every scorer name and alias, and every option name that `options_json`, an LLM config and a

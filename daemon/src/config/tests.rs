@@ -365,31 +365,12 @@ fn valid_keys_text() {
 #[test]
 fn settings_table_matches_docs_reference() {
     use settings::{DOCS_BEGIN, DOCS_END};
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reference.md");
-    let doc = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let begin = doc
-        .find(&format!("{DOCS_BEGIN}\n"))
-        .unwrap_or_else(|| panic!("{} lacks the line {DOCS_BEGIN}", path.display()))
-        + DOCS_BEGIN.len()
-        + 1;
-    let end = begin
-        + doc[begin..]
-            .find(&format!("{DOCS_END}\n"))
-            .unwrap_or_else(|| panic!("{} lacks the line {DOCS_END}", path.display()));
-    let want = settings::markdown_table();
-    if doc[begin..end] == want {
-        return;
-    }
-    if std::env::var("UQ_BLESS").is_ok_and(|v| v == "1") {
-        let updated = format!("{}{want}{}", &doc[..begin], &doc[end..]);
-        std::fs::write(&path, updated)
-            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
-        return;
-    }
-    panic!(
+    let path = uq_core::generated_docs::reference_md(env!("CARGO_MANIFEST_DIR"));
+    let stale = format!(
         "the settings table in {} is not the settings'; run UQ_BLESS=1 cargo test -p uqd \
-         settings_table to regenerate it. Generated:\n{want}",
+         settings_table to regenerate it",
         path.display()
     );
+    let want = settings::markdown_table();
+    uq_core::generated_docs::check_section(&path, DOCS_BEGIN, DOCS_END, &want, &stale);
 }
