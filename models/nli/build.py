@@ -47,11 +47,14 @@ def main():
                     help="model directories evaluated beside the new one in the same run "
                          "(default: the shipped v2 in a full run, none in smoke mode)")
     ap.add_argument("--no-eval", action="store_true")
+    ap.add_argument("--seed", type=int, default=13,
+                    help="seed of the SNLI draw, the shuffle, the batch order and the classifier's dropout "
+                         "(the synthetic pairs keep their own per-pair seeds)")
     a = ap.parse_args()
     t_all = time.time()
     start = a.start or os.path.join(a.models, START[a.variant])
     mix = ("smoke" if a.variant == "v2" else "smoke-v3") if a.smoke else a.variant
-    info = {"variant": a.variant, "smoke": a.smoke, "start": start, "mix": data.MIXES[mix],
+    info = {"variant": a.variant, "smoke": a.smoke, "start": start, "mix": data.MIXES[mix], "seed": a.seed,
             "versions": versions()}
 
     t0 = time.time()
@@ -61,11 +64,11 @@ def main():
         f"({time.time() - t0:.1f}s)")
 
     t0 = time.time()
-    pairs = data.train_set(mix, a.cache)
+    pairs = data.train_set(mix, a.cache, seed=a.seed)
     info["data_seconds"] = round(time.time() - t0, 1)
     log(f"training mix {mix}: {len(pairs)} pairs {data.MIXES[mix]} ({info['data_seconds']}s)")
 
-    info["train"] = train.train(model, os.path.join(start, "tokenizer.json"), pairs, log=lambda m: log(m))
+    info["train"] = train.train(model, os.path.join(start, "tokenizer.json"), pairs, seed=a.seed, log=lambda m: log(m))
 
     t0 = time.time()
     name = (f"uqlite models/nli recipe, {a.variant}{' smoke' if a.smoke else ''}: {os.path.basename(start)} "
@@ -86,7 +89,7 @@ def main():
                                                                [os.path.join(a.models, "nli-minilm-l6-v2")])
         rep = evaluate.evaluate([a.out] + baselines, a.uqd, a.data, a.cache, "smoke" if a.smoke else "full",
                                 snli_limit=200 if a.smoke else None, wikibio_limit=3 if a.smoke else None,
-                                log=log, optimized=(a.out,))
+                                log=log, optimized=(a.out,), with_verdicts=True)
         info["evaluation"] = rep
         print(evaluate.table(rep))
     info["seconds"] = round(time.time() - t_all, 1)
