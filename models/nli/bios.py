@@ -96,6 +96,11 @@ class Person:
         self.died = self.born + rng.randint(45, 95) if rng.random() < 0.4 else None
         if self.died and self.died > 2023:
             self.died = None
+        # full dates (day, month) of birth and death, written in a style of the premise's and one
+        # of the claim's (they may differ: "8 August 1979" / "August 8, 1979")
+        self.bday, self.bmonth = rng.randint(1, 28), rng.randrange(12)
+        self.dday, self.dmonth = rng.randint(1, 28), rng.randrange(12)
+        self.style, self.cstyle = rng.choice(["dmy", "mdy"]), rng.choice(["dmy", "mdy"])
         self.uni = rng.choice(UNIVERSITIES)
         self.grad = self.born + rng.randint(21, 26)
         self.award = rng.choice(awards)
@@ -124,8 +129,53 @@ def _other(values, cur, rng):
 
 
 ALL_CITIES = [c for _, _, cs in COUNTRIES for c in cs]
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December"]
+
+
+def date(p, which, style):
+    """The person's full date of birth ('b') or death ('d')."""
+    day, month, year = (p.bday, p.bmonth, p.born) if which == "b" else (p.dday, p.dmonth, p.died)
+    return f"{day} {MONTHS[month]} {year}" if style == "dmy" else f"{MONTHS[month]} {day}, {year}"
+
+
+def _lead(p, style):
+    """A Wikipedia lead sentence: name, dates, nationality, profession."""
+    if p.died:
+        return f"{p.name} ({date(p, 'b', style)} – {date(p, 'd', style)}) was {an(p.nat)} {p.prof}."
+    return f"{p.name} (born {date(p, 'b', style)}) is {an(p.nat)} {p.prof}."
+
+
+def _lead_claim(p):
+    """A claim of the date of birth or death alone (the one a swap changed)."""
+    if p.died and getattr(p, "swapped", "d") == "d":
+        return f"{p.name} died on {date(p, 'd', p.cstyle)}."
+    if p.died:
+        return f"{p.name} was born on {date(p, 'b', p.cstyle)}."
+    return f"{p.name}, born {date(p, 'b', p.cstyle)}, is {an(p.nat)} {p.prof}."
+
+
+def _date_swap(p, rng):
+    """Another date of birth (or of death): the year, the month or the day."""
+    which = "d" if p.died and rng.random() < 0.3 else "b"
+    p.swapped = which
+    r = rng.random()
+    if r < 0.5:
+        setattr(p, "died" if which == "d" else "born", _year_swap(p.died if which == "d" else p.born, rng))
+    elif r < 0.75:
+        attr = "dmonth" if which == "d" else "bmonth"
+        setattr(p, attr, _other(range(12), getattr(p, attr), rng))
+    else:
+        attr = "dday" if which == "d" else "bday"
+        setattr(p, attr, _other(range(1, 29), getattr(p, attr), rng))
 
 ATTRS = {
+    # the lead sentence of WikiBio-style text, with full dates: the sentence whose dates
+    # sampled answers disagree on most often
+    "lead": dict(
+        premise=[lambda p: _lead(p, p.style)],
+        claim=[lambda p: _lead(p, p.cstyle), _lead_claim],
+        swap=_date_swap, kind="date"),
     "born": dict(
         premise=[lambda p: f"{p.name} was born in {p.born} in {p.city}, {p.country}.",
                  lambda p: f"Born in {p.city} in {p.born}, {p.name} grew up in {p.country}.",
@@ -195,15 +245,14 @@ ATTRS = {
         claim=[lambda p: f"{p.name} began {p.his} career in {p.debut}.", lambda p: f"{p.name} debuted in {p.debut}."],
         swap=lambda p, rng: setattr(p, "debut", _year_swap(p.debut, rng)), kind="year"),
 }
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December"]
-
 # "More specific" claims (neutral): the attribute's fact as the premise states it, plus a detail
 # no premise wording states (a day of birth, a spouse's job, the subject of a degree, ...). This
 # is what most unsupported WikiBio sentences are against a sampled answer: the same kind of fact,
 # told with details the sample does not give. A wording may return None (the detail does not
 # apply to this person).
 SPECIFIC = {
+    "lead": [lambda p, r, f: _lead(p, p.cstyle)[:-1] + f" and {_other([x[0] for x in PROFESSIONS], p.prof, r)}.",
+             lambda p, r, f: _lead(p, p.cstyle)[:-1] + f" based in {p.move_city}."],
     "born": [lambda p, r, f: f"{p.name} was born on {r.randint(1, 28)} {r.choice(MONTHS)} {p.born}.",
              lambda p, r, f: f"{p.name} was born in {p.born}, the son of {an(f.job().lower())}."
              if p.gender == "m" else f"{p.name} was born in {p.born}, the daughter of {an(f.job().lower())}."],
@@ -230,7 +279,7 @@ SPECIFIC = {
               lambda p, r, f: f"{p.name} began {p.his} career in {p.debut} under the guidance of {f.name()}."],
 }
 # What a premise sentence of an attribute may also state (so a claim of these is not "absent").
-COVERS = {"born": {"city", "nat", "prof"}, "nat": {"prof"}, "prof": {"nat"}, "children": {"spouse"},
+COVERS = {"lead": {"born", "nat", "prof"}, "born": {"city", "nat", "prof"}, "nat": {"prof"}, "prof": {"nat"}, "children": {"spouse"},
           "award": {"award_year"}, "works": {"prof"}}
 # Facts a premise may omit and a neutral claim may state (the "absent" kind).
 EXTRA = [lambda p, f: f"{p.name} speaks {f.random_int(2, 5)} languages.",
@@ -267,9 +316,11 @@ def filler(fake, rng, other):
 
 
 def _premise_attrs(rng, long):
-    keys = [k for k in ATTRS if k != "award_year"]
+    keys = [k for k in ATTRS if k not in ("award_year", "lead")]
     n = rng.randint(3, 7) if long else rng.randint(1, 3)
-    return rng.sample(keys, min(n, len(keys)))
+    attrs = rng.sample(keys, min(n, len(keys)))
+    # half the biographies open with a lead sentence, as Wikipedia's (and WikiBio's answers) do
+    return ["lead"] + attrs[:-1] if rng.random() < 0.5 else attrs
 
 
 def _sent(p, k, rng):
@@ -291,8 +342,10 @@ def _premise(p, fake, rng, attrs, long, insert=None):
     """The premise: the person's fact sentences, shuffled, plus unrelated sentences (long bios);
     `insert`, a further sentence, at a random place."""
     other = Person(fake, rng)
-    sents = [_sent(p, k, rng) for k in attrs]
+    sents = [_sent(p, k, rng) for k in attrs if k != "lead"]
     rng.shuffle(sents)
+    if "lead" in attrs:  # a lead sentence opens the text
+        sents.insert(0, _sent(p, "lead", rng))
     if insert:
         sents.insert(rng.randint(0, len(sents)), insert)
     if long:
