@@ -6,7 +6,8 @@ Every example is generated from its own seed (`example(seed, ...)`), so the trai
 the dev set are disjoint by construction: they draw from disjoint seed ranges (data.py).
 
 Kinds (the `kind` field says which one made a pair):
-  v2: entail, swap:<attr>, more_specific:<attr>, absent:<attr>
+  v2: entail, swap:<attr> (swap:date: a lead sentence's full date), more_specific:<attr>,
+      absent:<attr>; other:<attr> (v3's share of v2's kinds: another value of a COMPATIBLE fact)
   v3 adds: negation, ordinal, cardinal, temporal, antonym, far (the conflicting or supporting
   fact placed at the end of a long premise), paraphrase, hard_negative (a premise about another
   person sharing the claim's words).
