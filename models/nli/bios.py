@@ -130,6 +130,8 @@ def _other(values, cur, rng):
 
 
 ALL_CITIES = [c for _, _, cs in COUNTRIES for c in cs]
+NATIONALITIES = [nat for _, nat, _ in COUNTRIES]
+PROFESSION_NAMES = [prof for prof, _, _, _ in PROFESSIONS]
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December"]
 
@@ -200,7 +202,7 @@ ATTRS = {
         premise=[lambda p: f"{p.name} worked as {an(p.prof)} for most of {p.his} life.",
                  lambda p: f"{p.name} is best known as {an(p.prof)}."],
         claim=[lambda p: f"{p.name} is {an(p.prof)}.", lambda p: f"{p.name} worked as {an(p.prof)}."],
-        swap=lambda p, rng: setattr(p, "prof", _other([x[0] for x in PROFESSIONS], p.prof, rng)), kind="profession"),
+        swap=lambda p, rng: setattr(p, "prof", _other(PROFESSION_NAMES, p.prof, rng)), kind="profession"),
     "uni": dict(
         premise=[lambda p: f"{p.he.capitalize()} studied at {p.uni}, graduating in {p.grad}.",
                  lambda p: f"{p.name} graduated from {p.uni} in {p.grad}."],
@@ -252,15 +254,14 @@ ATTRS = {
 # told with details the sample does not give. A wording may return None (the detail does not
 # apply to this person).
 SPECIFIC = {
-    "lead": [lambda p, r, f: _lead(p, p.cstyle)[:-1] + f" and {_other([x[0] for x in PROFESSIONS], p.prof, r)}.",
+    "lead": [lambda p, r, f: _lead(p, p.cstyle)[:-1] + f" and {_other(PROFESSION_NAMES, p.prof, r)}.",
              lambda p, r, f: _lead(p, p.cstyle)[:-1] + f" based in {p.move_city}."],
     "born": [lambda p, r, f: f"{p.name} was born on {r.randint(1, 28)} {r.choice(MONTHS)} {p.born}.",
-             lambda p, r, f: f"{p.name} was born in {p.born}, the son of {an(f.job().lower())}."
-             if p.gender == "m" else f"{p.name} was born in {p.born}, the daughter of {an(f.job().lower())}."],
+             lambda p, r, f: f"{p.name} was born in {p.born}, the {'son' if p.gender == 'm' else 'daughter'} of {an(f.job().lower())}."],
     "city": [lambda p, r, f: f"{p.name} was born in {p.city}, where {p.his} father worked as {an(f.job().lower())}.",
              lambda p, r, f: f"{p.name} was born in a suburb of {p.city}."],
-    "nat": [lambda p, r, f: f"{p.name} is {an(p.nat)} {p.prof} of {_other([c[1] for c in COUNTRIES], p.nat, r)} descent.",
-            lambda p, r, f: f"{p.name} holds both {p.nat} and {_other([c[1] for c in COUNTRIES], p.nat, r)} citizenship."],
+    "nat": [lambda p, r, f: f"{p.name} is {an(p.nat)} {p.prof} of {_other(NATIONALITIES, p.nat, r)} descent.",
+            lambda p, r, f: f"{p.name} holds both {p.nat} and {_other(NATIONALITIES, p.nat, r)} citizenship."],
     "prof": [lambda p, r, f: f"{p.name} worked as {an(p.prof)} for {r.randint(5, 40)} years at {f.company()}.",
              lambda p, r, f: f"{p.name} is {an(p.prof)} who specialises in {r.choice(['early', 'late', 'modern', 'regional', 'experimental'])} {p.field}."],
     "uni": [lambda p, r, f: f"{p.name} graduated from {p.uni} with honours.",
