@@ -14,6 +14,8 @@
 //! | `units_column` | JSON array of the answer's units (stored decompositions: no LLM call) | — |
 //! | `claim_union_column` | JSON array: the row's union of unique claims (graph scorers) | — |
 //! | `labels_column` | JSON array of 0/1/null, one per unit of `units_column`: given labels | — |
+//! | `sources_column` | the row's sources for the grounded scorers: a text or a JSON array of passages (option `sources` per row) | — |
+//! | `sample_when_open` | with `generate` and `grounded_fallback`: generate samples only for rows whose units the sources leave open | false |
 //! | `generate` | n: generate n samples (and the answer when NULL) from the prompt where missing; 0 = never | 0 |
 //! | `grade` | label every unit with FactScore grading against `reference_column` | false |
 //! | `objectivity` | label every unit objective/subjective | false |
@@ -40,6 +42,8 @@ pub const JOB_KEYS: &[&str] = &[
     "units_column",
     "claim_union_column",
     "labels_column",
+    "sources_column",
+    "sample_when_open",
     "generate",
     "grade",
     "objectivity",
@@ -71,6 +75,9 @@ pub struct Columns {
     /// Per-row labels of the units (JSON array of 0/1/null), written to `uq_label`.
     #[serde(default)]
     pub labels: Option<String>,
+    /// Per-row sources (a text or a JSON array of passages), used as option `sources`.
+    #[serde(default)]
+    pub sources: Option<String>,
 }
 
 /// Prices in US dollars per million tokens.
@@ -94,6 +101,8 @@ pub struct JobSpec {
     pub grade: bool,
     pub objectivity: bool,
     pub uad: bool,
+    /// Option `sample_when_open`: generate samples only for rows the sources leave open.
+    pub sample_when_open: bool,
     /// Option `chunk_size`; `None`: the device's default (the daemon's `DeviceDefaults`).
     pub chunk_size: Option<usize>,
     /// Option `concurrency`; `None`: the device's default.
@@ -132,6 +141,7 @@ fn job(
         grade: flag(options, "grade")?,
         objectivity: flag(options, "objectivity")?,
         uad: flag(options, "uad")?,
+        sample_when_open: flag(options, "sample_when_open")?,
         chunk_size: integer(options, "chunk_size", 1, MAX_CHUNK)?,
         concurrency: integer(options, "concurrency", 1, MAX_CONCURRENCY)?,
         prices: prices(options)?,
@@ -155,6 +165,8 @@ fn scoring_options(
             scoring.insert(k.clone(), v.clone());
         }
     }
+    // A sources column gives each row its sources: validated as if they were given.
+    let per_row_sources = options.get("sources_column").is_some_and(|v| !v.is_null());
     let mut adapt = None;
     if let Some(Value::Object(c)) = scoring.get_mut("calibration") {
         if let Some(a) = c.remove("adapt") {
@@ -162,7 +174,11 @@ fn scoring_options(
         }
     }
     let scoring = Value::Object(scoring);
-    let parsed = parse_options(&scoring).map_err(|e| {
+    let mut checked = scoring.clone();
+    if per_row_sources {
+        checked["sources"] = Value::Array(Vec::new());
+    }
+    let parsed = parse_options(&checked).map_err(|e| {
         format!(
             "{e} (job options are the scoring options plus {})",
             JOB_KEYS.join(", ")
@@ -221,6 +237,7 @@ fn columns(
         units: column("units_column", &[])?,
         claim_union: column("claim_union_column", &[])?,
         labels: column("labels_column", &[])?,
+        sources: column("sources_column", &[])?,
     };
     check_given_columns(options, &columns)?;
     Ok(columns)
@@ -237,6 +254,7 @@ fn check_given_columns(options: &Map<String, Value>, columns: &Columns) -> Resul
     for (key, given) in [
         ("units", "units_column"),
         ("claim_union", "claim_union_column"),
+        ("sources", "sources_column"),
     ] {
         if options.get(given).is_some_and(|v| !v.is_null())
             && options.get(key).is_some_and(|v| !v.is_null())
@@ -337,6 +355,20 @@ fn check_needs(spec: &JobSpec, table: &str) -> Result<(), String> {
             "table {table:?} has no samples column: name it with option samples_column, or set option generate to the number of samples to generate"
         ));
     }
+    if spec.sample_when_open
+        && !(spec.generate > 0
+            && parsed
+                .scoring
+                .scorers
+                .contains(&crate::scorers::Scorer::GroundedFallback))
+    {
+        return Err(
+            "option sample_when_open generates samples only for the rows the sources leave open: \
+             it needs scorer grounded_fallback and option generate (the samples per row), e.g. \
+             \"scorers\":[\"grounded_fallback\"],\"generate\":5"
+                .into(),
+        );
+    }
     if spec.generate > 0 && columns.prompt.is_none() {
         return Err(format!(
             "option generate needs the prompts: table {table:?} has no column \"prompt\" or \"question\"; name it with option prompt_column"
@@ -352,14 +384,14 @@ pub fn quote_ident(name: &str) -> String {
 }
 
 /// The SELECT reading the next `?3` of a job's source rows as (key, prompt, answer, samples,
-/// reference, units, claim union, labels), keyed and ordered by the id column (or rowid). Rows already answered in run `?1`
+/// reference, units, claim union, labels, sources), keyed and ordered by the id column (or rowid). Rows already answered in run `?1`
 /// or failed in job `?2` are skipped, so a resumed job picks up where it stopped, and reading
 /// page after page needs no cursor.
 pub fn pending_rows_sql(table: &str, c: &Columns) -> String {
     let id = c.id.as_deref().map_or("rowid".to_string(), quote_ident);
     let col = |x: &Option<String>| x.as_deref().map_or("NULL".to_string(), quote_ident);
     format!(
-        "SELECT CAST({id} AS TEXT) AS k, {p}, {a}, {s}, {r}, {u}, {cu}, {l} FROM main.{t} AS src \
+        "SELECT CAST({id} AS TEXT) AS k, {p}, {a}, {s}, {r}, {u}, {cu}, {l}, {src} FROM main.{t} AS src \
          WHERE {id} IS NOT NULL \
            AND NOT EXISTS (SELECT 1 FROM uq_answer x WHERE x.run_id = ?1 AND x.source_key = CAST(src.{id} AS TEXT)) \
            AND NOT EXISTS (SELECT 1 FROM uq_job_error e WHERE e.job_id = ?2 AND e.source_key = CAST(src.{id} AS TEXT)) \
@@ -371,6 +403,7 @@ pub fn pending_rows_sql(table: &str, c: &Columns) -> String {
         u = col(&c.units),
         cu = col(&c.claim_union),
         l = col(&c.labels),
+        src = col(&c.sources),
         t = quote_ident(table),
     )
 }

@@ -15,6 +15,7 @@ pub mod json;
 pub mod limits;
 pub mod metrics;
 pub mod options;
+pub mod retrieve;
 pub mod schema;
 pub mod score;
 pub mod scorers;

@@ -13,7 +13,7 @@ use serde_json::Value;
 /// type added, removed or renamed, a meaning changed), in the same commit. The two Cargo
 /// workspaces (`ext/` and the daemon's) build this file separately, so the number is all that
 /// tells them apart at run time.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest request or response line either side accepts.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -152,6 +152,37 @@ pub struct UnitScore {
     /// `None` without a model (or for a NaN score).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibrated: Option<f64>,
+    /// What decided a grounded scorer's score (`uq_core::score::grounded`); `None` for the
+    /// other scorers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+}
+
+/// Why a grounded scorer scored a unit as it did: the sources' verdict, which evidence decided
+/// (the `evidence` column of `uq_unit_scores` and `uq_unit_score`, as JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// `"source"` (the sources decided), `"samples"` (they were silent and the samples
+    /// decided: `grounded_fallback`) or `"none"` (silent, and nothing else to go on).
+    pub decided_by: String,
+    /// The sources' verdict: `"supported"`, `"contradicted"` or `"silent"`.
+    pub verdict: String,
+    /// The deciding premise's passage: its index in the sources, its id (an FTS5 rowid, or the
+    /// id given), and the character span of its selected sentences (end exclusive). `None`
+    /// when no source sentence shares a word with the unit.
+    #[serde(default)]
+    pub passage: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passage_id: Option<String>,
+    #[serde(default)]
+    pub start: Option<usize>,
+    #[serde(default)]
+    pub end: Option<usize>,
+    /// p_e and p_c of that premise.
+    #[serde(default)]
+    pub entailment: Option<f64>,
+    #[serde(default)]
+    pub contradiction: Option<f64>,
 }
 
 /// Result of a `score` request.

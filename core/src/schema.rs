@@ -27,6 +27,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "calibration",
         sql: include_str!("../../sql/migrations/0003_calibration.sql"),
     },
+    Migration {
+        version: 4,
+        name: "grounded",
+        sql: include_str!("../../sql/migrations/0004_grounded.sql"),
+    },
 ];
 
 /// The schema version after every migration.

@@ -81,6 +81,25 @@ const COST_SHORT_EMBEDDINGS: &str = "embeddings: response + m samples";
 const COST_NGRAM: &str = "none: token counts of the response and m samples";
 
 const OPTS_SAMPLES: &[&str] = &["num_samples"];
+const OPTS_GROUNDED: &[&str] = &[
+    "sources",
+    "source_premise",
+    "source_entailment_threshold",
+    "source_contradiction_threshold",
+];
+const OPTS_GROUNDED_FALLBACK: &[&str] = &[
+    "sources",
+    "source_premise",
+    "source_entailment_threshold",
+    "source_contradiction_threshold",
+    "fallback_scorer",
+    "num_samples",
+    "premise",
+];
+const COST_GROUNDED: &str =
+    "NLI: units × up to K pairs (K = source_premise top_k; whole: units × passages)";
+const GROUNDED: PaperName =
+    PaperName::same("grounded checking (beyond the paper; SummaC, Laban et al. 2022)");
 const OPTS_UNIT_RESPONSE: &[&str] = &["num_samples", "premise"];
 const OPTS_MATCHED: &[&str] = &["num_samples", "sample_units"];
 const OPTS_GRAPH: &[&str] = &[
@@ -314,6 +333,27 @@ catalogue! {
         ),
         options: &["response_logprobs"], graph_metric: None,
     }
+    /// Grounded scorers (beyond the paper): the unit against the user's sources (option
+    /// `sources`), not sampled answers; no LLM call. c(s) = max over the passages' premises of
+    /// p_e, or 1 − max p_c.
+    GroundedEntailment {
+        name: "grounded_entailment", aliases: &[], family: Family::Grounded, granularities: BOTH,
+        consistency: Consistency::Entailment, cost: COST_GROUNDED, paper_name: GROUNDED,
+        options: OPTS_GROUNDED, graph_metric: None,
+    }
+    GroundedNoncontradiction {
+        name: "grounded_noncontradiction", aliases: &[], family: Family::Grounded,
+        granularities: BOTH, consistency: Consistency::Noncontradiction, cost: COST_GROUNDED,
+        paper_name: GROUNDED, options: OPTS_GROUNDED, graph_metric: None,
+    }
+    /// Sources where they speak, samples where they are silent: the sources' verdict when p_e
+    /// or p_c passes its threshold, else `fallback_scorer` on the samples (NULL without them).
+    GroundedFallback {
+        name: "grounded_fallback", aliases: &[], family: Family::Grounded, granularities: BOTH,
+        consistency: Consistency::SourceElseSamples,
+        cost: "as grounded_entailment, plus the fallback scorer's cost on the units the sources leave open",
+        paper_name: GROUNDED, options: OPTS_GROUNDED_FALLBACK, graph_metric: None,
+    }
     /// Tuned ensemble (not in the paper; uqlm's `UQEnsemble` for units): the weighted mean of
     /// the unit scores of the scorers in `ensemble_weights`, which are computed for it. Works
     /// at the granularities all of them work at.
@@ -397,13 +437,14 @@ impl Scorer {
     }
 
     /// True when the scorer compares against `samples` (everything except verbalized
-    /// confidence, the unit-QA scorers, which sample their own answers, and
+    /// confidence, the unit-QA scorers, which sample their own answers, the grounded scorers,
+    /// which read sources (`grounded_fallback` uses samples where given), and
     /// `normalized_probability`).
     /// The ensemble's needs are those of its components (`ScoringOptions::computed`).
     pub fn needs_samples(self) -> bool {
         !matches!(
             self.family(),
-            Family::Verbalized | Family::UnitQa | Family::Ensemble
+            Family::Verbalized | Family::UnitQa | Family::Ensemble | Family::Grounded
         ) && self.consistency() != Consistency::NormalizedProbability
     }
 

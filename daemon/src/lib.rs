@@ -21,4 +21,5 @@ pub mod report;
 pub mod role_llms;
 pub mod score;
 pub mod server;
+pub mod sources;
 pub mod store;

@@ -67,6 +67,18 @@ pub fn samples(func: &str, v: ValueRef<'_>) -> Result<Vec<String>, String> {
     uq_core::options::parse_samples(&json).map_err(|e| format!("{func}: {e}"))
 }
 
+/// Whether `samples_json` gives no sample: NULL or an empty JSON array (`'[]'`), which the
+/// functions accept when their options need no samples (e.g. grounded scorers only).
+pub fn no_samples(v: ValueRef<'_>) -> bool {
+    match v {
+        ValueRef::Null => true,
+        ValueRef::Text(b) | ValueRef::Blob(b) => {
+            matches!(serde_json::from_slice::<Value>(b), Ok(Value::Array(a)) if a.is_empty())
+        }
+        _ => false,
+    }
+}
+
 /// `options_json`: a JSON object, or NULL / absent for the defaults. Only the shape is checked
 /// here; see [`validate_options`].
 pub fn options(func: &str, v: Option<ValueRef<'_>>) -> Result<Map<String, Value>, String> {
@@ -156,6 +168,17 @@ mod tests {
             samples("f", ValueRef::Text(br#"["a","b"]"#)).unwrap(),
             vec!["a", "b"]
         );
+    }
+
+    #[test]
+    fn no_samples_is_null_or_an_empty_array() {
+        assert!(no_samples(ValueRef::Null));
+        assert!(no_samples(ValueRef::Text(b" [ ] ")));
+        assert!(no_samples(ValueRef::Blob(b"[]")));
+        for given in [&b"[\"a\"]"[..], b"", b"null", b"{}", b"not json"] {
+            assert!(!no_samples(ValueRef::Text(given)), "{given:?}");
+        }
+        assert!(!no_samples(ValueRef::Integer(0)));
     }
 
     #[test]

@@ -9,15 +9,17 @@
 //!
 //! The rooms: sql/ holds every SQL object, one file each (or one per family, named after it),
 //! listed in the registration table `sql::OBJECTS`; glue.rs the Rust–SQLite glue (panic
-//! guard, errors); args.rs, options.rs (`options_json`), llm_config.rs (LLM configs) and
-//! tvf.rs (table-valued functions) the machinery the SQL objects share; client/ the daemon
-//! client (connection, protocol check, auto-start, timeouts).
+//! guard, errors); args.rs, options.rs (`options_json`), sources.rs (option `sources` naming
+//! an FTS5 table, searched on the caller's connection), llm_config.rs (LLM configs) and tvf.rs
+//! (table-valued functions) the machinery the SQL objects share; client/ the daemon client
+//! (connection, protocol check, auto-start, timeouts).
 
 mod args;
 mod client;
 mod glue;
 mod llm_config;
 mod options;
+mod sources;
 mod sql;
 mod tvf;
 

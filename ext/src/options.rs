@@ -9,11 +9,12 @@
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use serde_json::{Map, Value};
-use uq_core::options::{LlmRole, ScoreOptions};
-use uq_core::scorers::{Family, Granularity};
+use uq_core::options::{LlmRole, ScoreOptions, Sources};
+use uq_core::scorers::{Family, Granularity, Scorer};
 
 use crate::args;
 use crate::llm_config::{check_inline, insert_example, lit, parse_config, CREATE_SQL};
+use crate::sources;
 
 /// The options whose value may be the name of a registered LLM.
 pub fn role_options() -> impl Iterator<Item = &'static str> {
@@ -125,12 +126,14 @@ fn read_registry(conn: &Connection) -> Result<Vec<(String, String)>, String> {
     Ok(rows)
 }
 
-/// One call's options: resolved (`map`, sent to the daemon), validated (`parsed`), and the
-/// registered names used (`used`, to annotate errors).
+/// One call's options: resolved (`map`, sent to the daemon), validated (`parsed`), the
+/// registered names used (`used`, to annotate errors), and the notes of the retrieval of
+/// `sources` from an FTS5 table (`notes`, shown by `uq_debug()` with the reply's).
 pub struct Options {
     pub map: Map<String, Value>,
     pub parsed: ScoreOptions,
     pub used: Used,
+    pub notes: Vec<String>,
 }
 
 impl Options {
@@ -138,7 +141,45 @@ impl Options {
     pub fn new(conn: &Connection, func: &str, mut map: Map<String, Value>) -> Result<Self, String> {
         let used = resolve(conn, func, &mut map)?;
         let parsed = args::validate_options(func, &map)?;
-        Ok(Options { map, parsed, used })
+        Ok(Options {
+            map,
+            parsed,
+            used,
+            notes: Vec::new(),
+        })
+    }
+
+    /// When option `sources` names an FTS5 table, retrieves the passages for `answer` from this
+    /// connection (sources.rs), puts them in `map` in its place and validates the options
+    /// again, so that `parsed` is what the daemon receives; the retrieval's notes go to
+    /// `notes`. Jobs do not call this: the daemon retrieves from the job's database.
+    pub fn resolve_sources(
+        &mut self,
+        conn: &Connection,
+        func: &str,
+        answer: &str,
+    ) -> Result<(), String> {
+        if !matches!(self.parsed.grounded.sources, Some(Sources::Fts(_))) {
+            return Ok(());
+        }
+        self.notes =
+            sources::resolve(conn, &mut self.map, answer).map_err(|e| format!("{func}: {e}"))?;
+        self.parsed = args::validate_options(func, &self.map)?;
+        Ok(())
+    }
+
+    /// The text the sources are retrieved for: `response`, or, when it is blank, the units
+    /// given as option `units` (the units are what is scored then).
+    pub fn retrieval_text(&self, response: &str) -> String {
+        if !response.trim().is_empty() {
+            return response.to_string();
+        }
+        self.parsed
+            .decompose
+            .units
+            .as_deref()
+            .unwrap_or_default()
+            .join("\n")
     }
 
     /// The `options_json` argument `v` (NULL or absent: the defaults), resolved and validated.
@@ -166,6 +207,33 @@ impl Options {
     }
 }
 
+/// What decides whether a call of an [`AnswerArgs`] function needs samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplesFor {
+    /// A `score` request: some scorer of the options compares samples.
+    Score,
+    /// A `uad` request: its scorer ([`ScoreOptions::uad_scorer`], the only one the daemon runs)
+    /// compares samples.
+    Uad,
+    /// Always (the samples are the input itself, e.g. `uq_claim_union`).
+    Always,
+}
+
+impl SamplesFor {
+    /// Whether a call with `options` needs at least one sample.
+    pub fn needs_samples(self, options: &ScoreOptions) -> bool {
+        match self {
+            SamplesFor::Score => options.scoring.needs_samples(),
+            SamplesFor::Uad => {
+                let mut scoring = options.scoring.clone();
+                scoring.scorers = vec![options.uad_scorer()];
+                scoring.needs_samples()
+            }
+            SamplesFor::Always => true,
+        }
+    }
+}
+
 /// The arguments `(response, samples_json[, options_json])` of the functions that score or
 /// refine an answer against its samples.
 pub struct AnswerArgs {
@@ -175,11 +243,30 @@ pub struct AnswerArgs {
 }
 
 impl AnswerArgs {
-    /// Reads the argument values `a` (two, or three with `options_json`).
-    pub fn parse(conn: &Connection, func: &str, a: &[ValueRef<'_>]) -> Result<Self, String> {
+    /// Reads the argument values `a` (two, or three with `options_json`). `samples_json` may be
+    /// NULL or `'[]'` when the options need no samples (`need`; e.g. grounded scorers only);
+    /// otherwise its errors come first, as ever. An FTS5 table named by option `sources` is
+    /// searched for the answer ([`Options::resolve_sources`]) when the daemon is to be asked.
+    pub fn parse(
+        conn: &Connection,
+        func: &str,
+        a: &[ValueRef<'_>],
+        need: SamplesFor,
+    ) -> Result<Self, String> {
         let response = args::required_text(func, "response", a[0], "the answer text")?;
-        let samples = args::samples(func, a[1])?;
-        let options = Options::from_arg(conn, func, a.get(2).copied())?;
+        let options_arg = a.get(2).copied();
+        let (samples, mut options) = match args::samples(func, a[1]) {
+            Ok(samples) => (samples, Options::from_arg(conn, func, options_arg)?),
+            Err(e) if args::no_samples(a[1]) => {
+                let map = args::options(func, options_arg);
+                (Vec::new(), without_samples(conn, func, map, need, e)?)
+            }
+            Err(e) => return Err(e),
+        };
+        if args::has_units(&response, &options.parsed) {
+            let text = options.retrieval_text(&response);
+            options.resolve_sources(conn, func, &text)?;
+        }
         Ok(AnswerArgs {
             response,
             samples,
@@ -193,6 +280,56 @@ impl AnswerArgs {
     }
 }
 
+/// The options of a call whose `samples_json` is absent (NULL or `'[]'`): `Ok` when they need
+/// no samples. Otherwise the error is `samples_error` (as when samples were always required),
+/// except for options that fail to validate while their scorers need no samples (e.g. a
+/// grounded scorer with a bad `sources`): their own error then.
+pub fn without_samples(
+    conn: &Connection,
+    func: &str,
+    map: Result<Map<String, Value>, String>,
+    need: SamplesFor,
+    samples_error: String,
+) -> Result<Options, String> {
+    let Ok(map) = map else {
+        return Err(samples_error);
+    };
+    let sample_free = scorers_need_no_samples(&map, need);
+    match Options::new(conn, func, map) {
+        Ok(o) if !need.needs_samples(&o.parsed) => Ok(o),
+        Err(e) if sample_free => Err(e),
+        _ => Err(samples_error),
+    }
+}
+
+/// Whether the scorers named in `map` (`scorers`; for UAD `uad_scorer`, else the first of
+/// `scorers`) are all known and compare no samples, read without validating the rest. Unknown
+/// names, an ensemble (its components decide) or no scorer given (the defaults compare
+/// samples): false.
+fn scorers_need_no_samples(map: &Map<String, Value>, need: SamplesFor) -> bool {
+    let named = |v: Option<&Value>| -> Option<Vec<String>> {
+        match v? {
+            Value::String(s) => Some(vec![s.clone()]),
+            Value::Array(a) => a.iter().map(|s| s.as_str().map(str::to_owned)).collect(),
+            _ => None,
+        }
+    };
+    let names = match need {
+        SamplesFor::Always => return false,
+        SamplesFor::Score => named(map.get("scorers")),
+        SamplesFor::Uad => match map.get("uad_scorer").filter(|v| !v.is_null()) {
+            Some(v) => named(Some(v)),
+            None => named(map.get("scorers")).map(|n| n.into_iter().take(1).collect()),
+        },
+    };
+    let Some(names) = names.filter(|n| !n.is_empty()) else {
+        return false;
+    };
+    names.iter().all(|n| {
+        Scorer::parse(n).is_ok_and(|s| s.family() != Family::Ensemble && !s.needs_samples())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +341,32 @@ mod tests {
         assert!(names.contains(&"llm") && names.contains(&"judge_llm"));
         // The NLI judge may be a registered LLM too.
         assert!(names.contains(&"nli_llm"));
+    }
+
+    #[test]
+    fn sample_free_scorers_are_read_from_the_map() {
+        let m = |v: Value| v.as_object().unwrap().clone();
+        let g =
+            serde_json::json!({"scorers": ["grounded_entailment", "grounded_noncontradiction"]});
+        assert!(scorers_need_no_samples(&m(g.clone()), SamplesFor::Score));
+        assert!(!scorers_need_no_samples(&m(g), SamplesFor::Always));
+        for needs in [
+            serde_json::json!({}),
+            serde_json::json!({"scorers": ["grounded_entailment", "entailment"]}),
+            serde_json::json!({"scorers": ["no_such_scorer"]}),
+            serde_json::json!({"scorers": ["ensemble"]}),
+            serde_json::json!({"scorers": 3}),
+        ] {
+            assert!(
+                !scorers_need_no_samples(&m(needs.clone()), SamplesFor::Score),
+                "{needs}"
+            );
+        }
+        let uad = serde_json::json!({"scorers": ["entailment"], "uad_scorer": "grounded_fallback"});
+        assert!(scorers_need_no_samples(&m(uad.clone()), SamplesFor::Uad));
+        assert!(!scorers_need_no_samples(&m(uad), SamplesFor::Score));
+        let first = serde_json::json!({"scorers": ["grounded_fallback", "entailment"]});
+        assert!(scorers_need_no_samples(&m(first), SamplesFor::Uad));
     }
 
     #[test]

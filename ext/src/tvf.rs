@@ -148,10 +148,13 @@ unsafe impl<'vtab, F: TableFn> VTab<'vtab> for FnTab<F> {
                     u.set_omit(true);
                 }
             }
+            // An argument given from another table of the join (`FROM t, f(t.a, t.b, t.o)`),
+            // optional ones included: a plan without it would run without that argument, so it
+            // is refused, and a plan with this function inside that loop supplies it.
+            if unusable & !idx_num != 0 {
+                return Ok(false);
+            }
             if idx_num & required != required {
-                if unusable & required & !idx_num != 0 {
-                    return Ok(false); // another plan can supply the argument
-                }
                 return Err(sql_err(format!("{}: {}", F::NAME, F::MISSING_ARGS)));
             }
             info.set_idx_num(idx_num as c_int);

@@ -917,3 +917,69 @@ fn a_daemon_of_another_protocol_version() {
     );
     g.check();
 }
+
+#[test]
+fn grounded_checking_arguments() {
+    let sb = Sandbox::new("errors-grounded");
+    let mut g = golden(
+        "grounded.txt",
+        "Bad sources of the grounded scorers: given passages, FTS5 tables, job columns.",
+        &[&sb],
+    );
+    let db = sb.dir.join("grounded.db").display().to_string();
+    let out = std::process::Command::new(SQLITE)
+        .args([
+            &db,
+            "CREATE TABLE plain(body TEXT); CREATE VIRTUAL TABLE docs USING fts5(body); \
+             INSERT INTO docs(body) VALUES ('Marie Curie was born in Warsaw.'); \
+             CREATE TABLE rag(id INTEGER PRIMARY KEY, answer TEXT, context TEXT);",
+        ])
+        .output()
+        .expect("sqlite3");
+    assert!(out.status.success());
+    let g_opts = |rest: &str| {
+        format!(
+            "SELECT * FROM uq_unit_scores('Marie Curie was born in Warsaw.', NULL, '{{\"scorers\":[\"grounded_entailment\"]{rest}}}');"
+        )
+    };
+    let cases: Vec<(&str, String)> = vec![
+        ("a grounded scorer without sources", g_opts("")),
+        ("sources a number", g_opts(r#","sources":3"#)),
+        ("sources[1] a number", g_opts(r#","sources":["a",2]"#)),
+        ("sources[0] without text", g_opts(r#","sources":[{"id":"x"}]"#)),
+        ("sources an object without fts", g_opts(r#","sources":{"table":"docs"}"#)),
+        ("sources.fts: no such table", g_opts(r#","sources":{"fts":"nope"}"#)),
+        ("sources.fts: a plain table", g_opts(r#","sources":{"fts":"plain"}"#)),
+        ("sources.column: no such column", g_opts(r#","sources":{"fts":"docs","column":"text"}"#)),
+        ("sources.k: 0", g_opts(r#","sources":{"fts":"docs","k":0}"#)),
+        ("sources.per: unknown", g_opts(r#","sources":{"fts":"docs","per":"doc"}"#)),
+        ("source_premise: unknown", g_opts(r#","sources":"x","source_premise":"all""#)),
+        ("source_entailment_threshold: 2", g_opts(r#","sources":"x","source_entailment_threshold":2"#)),
+        ("fallback_scorer: not a sample scorer", g_opts(r#","sources":"x","fallback_scorer":"page_rank""#)),
+        (
+            "sources without a grounded scorer",
+            r#"SELECT * FROM uq_unit_scores('A b.', '["C d."]', '{"sources":"x"}');"#.into(),
+        ),
+        (
+            "samples NULL with a sample scorer",
+            r#"SELECT * FROM uq_unit_scores('A b.', NULL, '{"scorers":["entailment"]}');"#.into(),
+        ),
+        ("uq_fts_query: an integer", "SELECT uq_fts_query(3);".into()),
+        (
+            "uq_score_table: sources_column not a column",
+            r#"SELECT uq_score_table('rag', '{"scorers":["grounded_entailment"],"sources_column":"ctx"}');"#.into(),
+        ),
+        (
+            "uq_score_table: sources and sources_column",
+            r#"SELECT uq_score_table('rag', '{"scorers":["grounded_entailment"],"sources_column":"context","sources":"x"}');"#.into(),
+        ),
+        (
+            "uq_score_table: sample_when_open without generate",
+            r#"SELECT uq_score_table('rag', '{"scorers":["grounded_fallback"],"sources_column":"context","sample_when_open":true}');"#.into(),
+        ),
+    ];
+    for (title, sql) in &cases {
+        sql_case(&mut g, &sb, &db, title, sql);
+    }
+    g.check();
+}

@@ -36,6 +36,7 @@ const FUNCTIONS: &[&str] = &[
     "uq_fit_calibration|4|a|1",
     "uq_fit_ensemble|2|a|1",
     "uq_fit_ensemble|3|a|1",
+    "uq_fts_query|1|s|1",
     "uq_grade|2|s|0",
     "uq_grade|3|s|0",
     "uq_init|0|s|0",

@@ -171,12 +171,12 @@ fn scorer_catalogue_lists_every_scorer_and_granularity() {
          SELECT paper_name FROM uq_scorers WHERE scorer = 'matched_contrasted_entailment' AND granularity = 'sentence';
          SELECT count(*) FROM uq_scorers WHERE family = 'graph' AND granularity = 'sentence';",
     );
-    // 27 scorers: 17 at both granularities (incl. the 5 unit-QA ones, the 2 n-gram ones and the
-    // ensemble), the 5 graph scorers at claims only, the 5 short-form scorers at the response
-    // level.
+    // 30 scorers: 20 at both granularities (incl. the 5 unit-QA ones, the 2 n-gram ones, the 3
+    // grounded ones and the ensemble), the 5 graph scorers at claims only, the 5 short-form
+    // scorers at the response level.
     assert_eq!(
         out.lines().collect::<Vec<_>>(),
-        vec!["44|27|22|5", "LUQ-atomic", "LUQ", "LUQ-pair", "0"],
+        vec!["50|30|25|5", "LUQ-atomic", "LUQ", "LUQ-pair", "0"],
         "{out}"
     );
     let names = sb.sqlite_ok("SELECT group_concat(DISTINCT scorer) FROM uq_scorers();");

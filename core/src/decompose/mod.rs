@@ -6,4 +6,4 @@
 
 pub mod sentences;
 
-pub use sentences::split_sentences;
+pub use sentences::{split_sentence_spans, split_sentences};

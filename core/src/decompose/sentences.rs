@@ -40,6 +40,15 @@ pub fn split_sentences(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Byte spans `(start, end)` of the sentences [`split_sentences`] returns, in order: each
+/// `text[start..end]` is one of them (the grounded scorers' evidence spans).
+pub fn split_sentence_spans(text: &str) -> Vec<(usize, usize)> {
+    sentence_spans(text, WINDOW_BYTES)
+        .into_iter()
+        .filter(|&(s, e)| text.get(s..e).is_some())
+        .collect()
+}
+
 /// Byte spans of the sentences of `text`, using sentencex windows of `window` bytes.
 fn sentence_spans(text: &str, window: usize) -> Vec<(usize, usize)> {
     let lang = sentencex::language_factory("en");

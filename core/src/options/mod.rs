@@ -13,6 +13,7 @@ mod aggregate;
 mod calibration;
 mod decompose;
 mod generation;
+mod grounded;
 mod llm;
 mod scoring;
 mod uad;
@@ -24,6 +25,7 @@ pub use aggregate::AggregateOptions;
 pub use calibration::{Adapt, CalibrationOptions};
 pub use decompose::{check_sample_units, Coverage, DecomposeOptions, DEFAULT_COVERAGE_THRESHOLD};
 pub use generation::{GenerationOptions, DEFAULT_SAMPLING_TEMPERATURE, DEFAULT_TEMPERATURE};
+pub use grounded::{GroundedOptions, Sources, DEFAULT_SOURCE_PREMISE};
 pub use llm::{
     parse_llm_config, LlmBackendKind, LlmConfig, LlmOptions, LlmRole, NliPrompt, LLM_CONFIG_KEYS,
 };
@@ -72,6 +74,11 @@ pub const OPTION_NAMES: &[&str] = &[
     "response_logprobs",
     "ensemble_weights",
     "calibration",
+    "sources",
+    "source_premise",
+    "source_entailment_threshold",
+    "source_contradiction_threshold",
+    "fallback_scorer",
 ];
 
 /// Validated options of one scoring call, by concern. Each concern's fields are named after the
@@ -93,6 +100,9 @@ pub struct ScoreOptions {
     pub llm: LlmOptions,
     /// After scoring: `calibration`, a model per scorer.
     pub calibration: CalibrationOptions,
+    /// Grounded checking: `sources`, `source_premise`, the source thresholds,
+    /// `fallback_scorer`.
+    pub grounded: GroundedOptions,
 }
 
 impl ScoreOptions {
@@ -208,6 +218,9 @@ pub fn parse_options(v: &Value) -> Result<ScoreOptions, String> {
     o.llm.check()?;
     o.check_ensemble_and_calibration()?;
     o.check_graph()?;
+    let mut computed = o.scoring.computed();
+    computed.extend(o.uad.uad_scorer);
+    o.grounded.check(&computed)?;
     Ok(o)
 }
 
@@ -221,7 +234,8 @@ impl ScoreOptions {
             || self.uad.set(key, val)?
             || self.generation.set(key, val)?
             || self.llm.set(key, val)?
-            || self.calibration.set(key, val)?)
+            || self.calibration.set(key, val)?
+            || self.grounded.set(key, val)?)
     }
 }
 

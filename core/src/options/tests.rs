@@ -475,6 +475,7 @@ fn every_option_belongs_to_one_concern() {
             GenerationOptions::default().set(name, &probe),
             LlmOptions::default().set(name, &probe),
             CalibrationOptions::default().set(name, &probe),
+            GroundedOptions::default().set(name, &probe),
         ]
         .into_iter()
         .filter(|r| *r != Ok(false))

@@ -44,7 +44,8 @@ pub fn nli_eta(c: Consistency, p: &NliProbs) -> Option<f64> {
         | Consistency::NormalizedProbability
         | Consistency::UnigramAvg
         | Consistency::UnigramMax
-        | Consistency::Weighted => None,
+        | Consistency::Weighted
+        | Consistency::SourceElseSamples => None,
     }
 }
 

@@ -9,6 +9,7 @@
 pub mod black_box;
 pub mod consistency;
 pub mod graph;
+pub mod grounded;
 pub mod matched_unit;
 pub mod ngram;
 pub mod premise;

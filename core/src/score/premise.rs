@@ -182,7 +182,7 @@ const STOPWORDS: &[&str] = &[
 
 /// The distinct content words of `text`: lowercased alphanumeric tokens (the n-gram scorers'
 /// tokenizer) that are not [`STOPWORDS`].
-fn content_words(text: &str) -> HashSet<String> {
+pub(crate) fn content_words(text: &str) -> HashSet<String> {
     tokenize(text)
         .into_iter()
         .filter(|t| t.chars().any(char::is_alphanumeric) && !STOPWORDS.contains(&t.as_str()))

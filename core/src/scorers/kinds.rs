@@ -69,6 +69,10 @@ pub enum Family {
     /// Not in the paper: a tuned ensemble (uqlm's `UQEnsemble`), c(s) = Σ_k w_k·c_k(s) over the
     /// unit scorers weighted in option `ensemble_weights` (fitted by `uq_fit_ensemble`).
     Ensemble,
+    /// Not in the paper: grounded checking, each unit against the user's sources (option
+    /// `sources`) instead of sampled answers, one NLI premise per passage, the most decisive
+    /// kept (`uq_core::score::grounded`; SummaC, Laban et al. 2022).
+    Grounded,
 }
 
 impl Family {
@@ -82,6 +86,7 @@ impl Family {
             Family::ShortForm => "short_form",
             Family::Ngram => "ngram",
             Family::Ensemble => "ensemble",
+            Family::Grounded => "grounded",
         }
     }
 }
@@ -122,6 +127,10 @@ pub enum Consistency {
     /// Not a consistency function: the weighted mean of other scorers' unit scores
     /// (family [`Family::Ensemble`]).
     Weighted,
+    /// Not a pairwise η: the sources' verdict where they decide (p_e or p_c past its threshold),
+    /// the samples' score mapped between the thresholds where they are silent
+    /// (`uq_core::score::grounded::fallback_score`).
+    SourceElseSamples,
 }
 
 impl Consistency {
@@ -140,6 +149,7 @@ impl Consistency {
             Consistency::UnigramAvg => "exp(-mean(-ln p_unigram))",
             Consistency::UnigramMax => "exp(-max(-ln p_unigram))",
             Consistency::Weighted => "sum_k w_k c_k",
+            Consistency::SourceElseSamples => "source verdict, else samples",
         }
     }
 
@@ -152,6 +162,7 @@ impl Consistency {
                 | Consistency::ContrastedEntailment
                 | Consistency::SemanticNegentropy
                 | Consistency::MeanNoncontradiction
+                | Consistency::SourceElseSamples
         )
     }
 }

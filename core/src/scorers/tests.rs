@@ -6,7 +6,7 @@ fn names_round_trip() {
         assert_eq!(Scorer::parse(s.name()), Ok(*s));
         assert_eq!(s.to_string(), s.name());
     }
-    assert_eq!(ALL.len(), 27);
+    assert_eq!(ALL.len(), 30);
 }
 
 #[test]
@@ -362,9 +362,10 @@ fn catalogue_rows_are_consistent() {
             assert!(!UNIT_SCORER_OPTIONS.contains(opt), "{}: {opt}", row.name);
         }
         assert!(!row.cost.is_empty() && !row.paper_name.claim.is_empty());
-        // The scorers that compare samples are those that read num_samples.
+        // The scorers that compare samples are those that read num_samples (and
+        // grounded_fallback, which uses them only where the sources are silent).
         assert_eq!(
-            row.scorer.needs_samples(),
+            row.scorer.needs_samples() || row.scorer == Scorer::GroundedFallback,
             row.options.contains(&"num_samples"),
             "{}",
             row.name

@@ -29,6 +29,11 @@ pub fn respond(decomposed: Decomposed, scored: Scored, opts: &ScoreOptions) -> S
     }
     let mut scores = Vec::new();
     for (scorer, values) in &scored.unit_scores {
+        let evidence = scored
+            .evidence
+            .iter()
+            .find(|(s, _)| s == scorer)
+            .map(|(_, e)| e);
         let calibrated: Option<Vec<f64>> = opts
             .calibration
             .model(*scorer)
@@ -42,6 +47,7 @@ pub fn respond(decomposed: Decomposed, scored: Scored, opts: &ScoreOptions) -> S
                     .as_ref()
                     .and_then(|c| c.get(unit_idx).copied())
                     .filter(|c| !c.is_nan()),
+                evidence: evidence.and_then(|e| e.get(unit_idx).cloned().flatten()),
             }
         }));
         response_scores.insert(scorer.name().to_string(), aggregate(values, aggregation));

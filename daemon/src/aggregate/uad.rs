@@ -40,7 +40,7 @@ use crate::decompose::{decompose, Decomposed};
 use crate::engine::Engine;
 use crate::judge;
 use crate::role_llms::{LlmService, RoleLlm};
-use crate::score::{score_units, Context};
+use crate::score::{score_units_with_evidence, Context};
 
 /// The reconstruction request for the kept claims.
 pub fn reconstruction_request(llm: &RoleLlm, kept: &[String]) -> ChatRequest {
@@ -94,8 +94,8 @@ fn uad_untallied(
         sample_units,
         ..
     } = decompose(engine, llm, response, &samples, &opts)?;
-    let scores = if claims.is_empty() {
-        Vec::new()
+    let (scores, notes) = if claims.is_empty() {
+        (Vec::new(), Vec::new())
     } else {
         let cx = Context {
             engine,
@@ -106,13 +106,20 @@ fn uad_untallied(
             sample_units: sample_units.as_deref(),
             opts: &opts,
         };
-        score_units(&cx, &[scorer])?
+        // The scorer's notes (e.g. grounded_fallback's units left open without samples) go
+        // with the result.
+        let scored = score_units_with_evidence(&cx, &[scorer])?;
+        let values = scored
+            .scores
             .into_iter()
             .next()
             .map(|(_, v)| v)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        (values, scored.notes)
     };
-    decide(engine, llm, &opts, response, claims, &origins, scores)
+    let mut result = decide(engine, llm, &opts, response, claims, &origins, scores)?;
+    result.notes.extend(notes);
+    Ok(result)
 }
 
 /// UAD given the claims and their scores (by `opts.uad_scorer()`): threshold, filtering,

@@ -173,7 +173,11 @@ pub(super) fn claim_scorers(matched: bool) -> Vec<Scorer> {
         .filter(|s| match s.family() {
             Family::UnitResponse => s.needs_nli(),
             Family::MatchedUnit => matched,
-            Family::Verbalized | Family::UnitQa | Family::ShortForm | Family::Ensemble => false,
+            Family::Verbalized
+            | Family::UnitQa
+            | Family::ShortForm
+            | Family::Ensemble
+            | Family::Grounded => false,
             Family::Graph | Family::Ngram => true,
         })
         .collect()

@@ -44,6 +44,39 @@ pub enum BenchCommand {
     /// FActScore file, tested on the other's (both directions): ECE and Brier before and after
     /// calibration per scorer, and the ensemble's AUROC against the best single scorer.
     Calibration(CalibrationFlags),
+    /// Grounded checking (units against sources, not samples): on SelfCheckGPT WikiBio with
+    /// wiki_bio_text as the source, (a) the passage's own text, (b) retrieval from an FTS5
+    /// table of all passages in chunks, (c) sample entailment, (d) grounded_fallback; on
+    /// grounded_dev.jsonl, (a) per task beside the whole-source uq_nli baseline. AUROC, NonFact
+    /// AUC-PR, NLI pairs, tokens, wall time, LLM calls.
+    Grounded(GroundedFlags),
+}
+
+#[derive(Args)]
+pub struct GroundedFlags {
+    #[arg(long)]
+    data: PathBuf,
+    /// Sampled answers per answer for the sample-based runs (m).
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Only the first N records.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Concurrent scoring threads.
+    #[arg(long, default_value_t = 8)]
+    clients: usize,
+    /// Passages retrieved per answer from the FTS5 table (run b).
+    #[arg(long, default_value_t = 3)]
+    k: usize,
+    /// Sentences per row (chunk) of the FTS5 table (run b).
+    #[arg(long, default_value_t = 5)]
+    chunk: usize,
+    /// source_premise settings of run (a), one run each, comma-separated (whole, topK,
+    /// topK_embedding); the first is used by the other runs.
+    #[arg(long, default_value = "top5")]
+    source_premise: String,
+    #[command(flatten)]
+    config: CliOverrides,
 }
 
 #[derive(Args)]
@@ -254,6 +287,26 @@ pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
         }
         BenchCommand::Soak(f) => soak(f)?,
         BenchCommand::Calibration(f) => calibration(f)?,
+        BenchCommand::Grounded(f) => {
+            let (engine, llm) = setup(f.config, f.samples)?;
+            bench::grounded(
+                &engine,
+                &llm,
+                &bench::GroundedArgs {
+                    data: &f.data,
+                    samples: f.samples,
+                    limit: f.limit,
+                    clients: f.clients,
+                    k: f.k,
+                    chunk: f.chunk,
+                    source_premises: bench::parse_premises(
+                        Some(&f.source_premise),
+                        uq_core::scorers::Granularity::Sentence,
+                    )
+                    .map_err(|e| e.replace("--premise", "--source-premise"))?,
+                },
+            )?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

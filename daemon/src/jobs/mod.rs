@@ -56,6 +56,8 @@ pub struct SourceRow {
     pub units: Option<String>,
     pub claim_union: Option<String>,
     pub labels: Option<String>,
+    /// The row's sources (job option `sources_column`): a text or a JSON array of passages.
+    pub sources: Option<String>,
 }
 
 /// What scoring one row produced.
@@ -73,6 +75,11 @@ pub struct RowOut {
     pub labels: Vec<(usize, &'static str, Graded)>,
     /// NLI pairs the judge LLM (option `nli_llm`) could not read in this row (NULL, left out).
     pub nli_unparsed: usize,
+    /// With job option `sample_when_open`: the samples the row did not need (the sources
+    /// decided every unit), 0 otherwise.
+    pub samples_saved: usize,
+    /// Notes of the FTS5 retrieval of this row's sources (queries that found nothing).
+    pub retrieval_notes: usize,
 }
 
 type Key = (PathBuf, i64);

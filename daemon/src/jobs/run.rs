@@ -154,6 +154,20 @@ pub fn run_job(
     // The job's notes: failed rows, unreadable judge replies, then calibration (adaptation,
     // settings that differ).
     let mut notes = run_notes(&progress, job_id, &unparsed);
+    if spec.sample_when_open {
+        notes.push(format!(
+            "sample_when_open: the sources decided every unit of {} of the {} rows scored in this \
+             run, so their samples were not generated: {} LLM calls saved",
+            unparsed.rows_unsampled, unparsed.scored, unparsed.samples_saved
+        ));
+    }
+    if unparsed.retrieval_notes > 0 {
+        notes.push(format!(
+            "sources: {} FTS5 queries found no passage (those units were scored as the sources \
+             being silent)",
+            unparsed.retrieval_notes
+        ));
+    }
     notes.extend(super::adapt::finish_calibration(
         &mut conn, engine, run_id, &spec,
     )?);
@@ -220,7 +234,15 @@ impl JobRun<'_> {
         done: i64,
     ) -> Result<Vec<Result<RowOut, String>>, String> {
         let meter = Arc::new(UsageMeter::default());
-        let results = score_chunk(self.engine, self.llm, self.spec, concurrency, chunk, &meter);
+        let results = score_chunk(
+            self.engine,
+            self.llm,
+            self.spec,
+            concurrency,
+            chunk,
+            &meter,
+            self.db,
+        );
         let usage: Usage = meter.get();
         // A database file made read-only meanwhile fails this chunk: the open connection
         // (and SQLite's reuse of its descriptors) would otherwise go on writing.
@@ -247,19 +269,33 @@ impl JobRun<'_> {
     }
 }
 
-/// NLI pairs the judge LLM could not read, and in how many rows, in the rows of this run.
+/// NLI pairs the judge LLM could not read, and in how many rows, in the rows of this run; the
+/// samples `sample_when_open` saved and the retrieval notes.
 #[derive(Default)]
 struct Unparsed {
     pairs: usize,
     rows: usize,
+    /// Rows scored, rows that needed no samples, and the samples (LLM answers) saved.
+    scored: usize,
+    rows_unsampled: usize,
+    samples_saved: usize,
+    retrieval_notes: usize,
 }
 
 impl Unparsed {
     /// Adds the rows of `results` that have unreadable pairs.
     fn add(&mut self, results: &[Result<RowOut, String>]) {
-        for r in results.iter().flatten().filter(|r| r.nli_unparsed > 0) {
-            self.pairs += r.nli_unparsed;
-            self.rows += 1;
+        for r in results.iter().flatten() {
+            self.scored += 1;
+            if r.samples_saved > 0 {
+                self.rows_unsampled += 1;
+                self.samples_saved += r.samples_saved;
+            }
+            self.retrieval_notes += r.retrieval_notes;
+            if r.nli_unparsed > 0 {
+                self.pairs += r.nli_unparsed;
+                self.rows += 1;
+            }
         }
     }
 }
@@ -274,7 +310,7 @@ fn run_notes(progress: &Progress, job_id: i64, unparsed: &Unparsed) -> Vec<Strin
             progress.errors, progress.total
         ));
     }
-    let Unparsed { pairs, rows } = unparsed;
+    let Unparsed { pairs, rows, .. } = unparsed;
     if *pairs > 0 {
         notes.push(format!(
             "nli_llm: {pairs} NLI pairs in {rows} rows could not be read after up to {} retries \
@@ -319,6 +355,7 @@ fn pending_rows(
                 units: text(r, 5)?,
                 claim_union: text(r, 6)?,
                 labels: text(r, 7)?,
+                sources: text(r, 8)?,
             })
         })
         .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -352,6 +389,7 @@ fn score_chunk(
     concurrency: usize,
     rows: &[SourceRow],
     meter: &Arc<UsageMeter>,
+    db: &Path,
 ) -> Vec<Result<RowOut, String>> {
     let next = AtomicUsize::new(0);
     let out: Mutex<Vec<Option<Result<RowOut, String>>>> = Mutex::new(vec![None; rows.len()]);
@@ -361,8 +399,9 @@ fn score_chunk(
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(row) = rows.get(i) else { break };
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let (r, tally) =
-                        judge::tallied(|| metered(meter, || score_row(engine, llm, spec, row)));
+                    let (r, tally) = judge::tallied(|| {
+                        metered(meter, || score_row(engine, llm, spec, row, Some(db)))
+                    });
                     r.map(|mut out| {
                         out.nli_unparsed = tally.unparsed;
                         out
@@ -383,14 +422,48 @@ fn score_chunk(
 }
 
 /// Scores one source row: generates what is missing, scores, and runs UAD and grading when asked.
+/// Option `sources` naming an FTS5 table is searched in `db` (the job's database).
 pub fn score_row(
     engine: &Engine,
     llm: &LlmService,
     spec: &JobSpec,
     row: &SourceRow,
+    db: Option<&Path>,
 ) -> Result<RowOut, String> {
-    let options = row_options(spec, row)?;
+    let mut options = row_options(spec, row)?;
     let mut samples = row_samples(spec, row)?;
+    // With sample_when_open, a row without samples is scored on its sources first; only when
+    // they leave a unit open are the samples generated and the row scored again.
+    let mut first = None;
+    if spec.sample_when_open && samples.is_none() {
+        if let Some(answer) = row.answer.as_deref().filter(|a| !a.trim().is_empty()) {
+            let notes = resolve_sources(db, &mut options, answer)?;
+            let score = pipeline::score(engine, llm, answer, &[], &options)?;
+            let open = score
+                .scores
+                .iter()
+                .any(|s| s.evidence.as_ref().is_some_and(|e| e.verdict == "silent"));
+            if !open {
+                first = Some((answer.to_string(), score, notes));
+            }
+        }
+    }
+    if let Some((answer, mut score, notes)) = first {
+        score.notes.extend(notes.iter().cloned());
+        return finish_row(
+            engine,
+            llm,
+            spec,
+            row,
+            answer,
+            (None, None),
+            vec![],
+            options,
+            score,
+            spec.generate,
+            notes.len(),
+        );
+    }
     let (generated_answer, generated_samples) =
         generate_missing(llm, spec, row, &options, &mut samples)?;
     let answer = match &generated_answer {
@@ -398,7 +471,62 @@ pub fn score_row(
         None => row.answer.clone().unwrap_or_default(),
     };
     let samples = samples.unwrap_or_default();
-    let score = pipeline::score(engine, llm, &answer, &samples, &options)?;
+    let notes = resolve_sources(db, &mut options, &answer)?;
+    let mut score = pipeline::score(engine, llm, &answer, &samples, &options)?;
+    score.notes.extend(notes.iter().cloned());
+    finish_row(
+        engine,
+        llm,
+        spec,
+        row,
+        answer,
+        (generated_answer, generated_samples),
+        samples,
+        options,
+        score,
+        0,
+        notes.len(),
+    )
+}
+
+/// Option `sources` naming an FTS5 table, searched in the job's database `db` (read only);
+/// the retrieval's notes.
+fn resolve_sources(
+    db: Option<&Path>,
+    options: &mut Value,
+    answer: &str,
+) -> Result<Vec<String>, String> {
+    let names_table = options
+        .get("sources")
+        .is_some_and(|s| s.get("fts").is_some());
+    if !names_table {
+        return Ok(Vec::new());
+    }
+    let db = db
+        .ok_or("option sources names an FTS5 table, but this row is scored without its database")?;
+    let conn = Connection::open_with_flags(
+        db,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| format!("cannot open {} to retrieve sources: {e}", db.display()))?;
+    crate::sources::resolve(&conn, options, answer)
+}
+
+/// The rest of a scored row: UAD and the labels.
+#[allow(clippy::too_many_arguments)]
+fn finish_row(
+    engine: &Engine,
+    llm: &LlmService,
+    spec: &JobSpec,
+    row: &SourceRow,
+    answer: String,
+    (generated_answer, generated_samples): Generated,
+    samples: Vec<String>,
+    options: Value,
+    score: ScoreResult,
+    samples_saved: usize,
+    retrieval_notes: usize,
+) -> Result<RowOut, String> {
     let uad = row_uad(engine, llm, spec, &answer, &samples, &options, &score)?;
     let mut labels = given_labels(spec, row, score.units.len())?;
     labels.extend(grader_labels(llm, spec, row, &score.units)?);
@@ -411,6 +539,8 @@ pub fn score_row(
         uad,
         labels,
         nli_unparsed: 0,
+        samples_saved,
+        retrieval_notes,
     })
 }
 
@@ -426,6 +556,17 @@ fn row_options(spec: &JobSpec, row: &SourceRow) -> Result<Value, String> {
         if !map.contains_key("prompt") && !p.trim().is_empty() {
             map.insert("prompt".into(), Value::String(p.clone()));
         }
+    }
+    // The row's sources: a JSON array of passages, else the text itself.
+    if let (Some(text), Some(map)) = (&row.sources, options.as_object_mut()) {
+        let v = match serde_json::from_str::<Value>(text) {
+            Ok(v @ Value::Array(_)) => v,
+            _ => Value::String(text.clone()),
+        };
+        map.insert("sources".into(), v);
+    } else if let (Some(_), Some(map)) = (&spec.columns.sources, options.as_object_mut()) {
+        // A NULL sources cell: no passage (the grounded scores are NULL, with a note).
+        map.insert("sources".into(), Value::Array(Vec::new()));
     }
     // Stored decompositions and claim unions (JSON arrays of strings) become this row's options.
     for (given, key, column) in [
@@ -480,7 +621,15 @@ fn generate_missing(
     samples: &mut Option<Vec<String>>,
 ) -> Result<Generated, String> {
     let answer_missing = row.answer.as_deref().is_none_or(|a| a.trim().is_empty());
-    let samples_missing = samples.is_none() && spec.parsed.scoring.needs_samples();
+    // grounded_fallback falls back on samples where the sources are silent: generated when asked.
+    let samples_missing = samples.is_none()
+        && (spec.parsed.scoring.needs_samples()
+            || (spec.generate > 0
+                && spec
+                    .parsed
+                    .scoring
+                    .scorers
+                    .contains(&uq_core::scorers::Scorer::GroundedFallback)));
     let mut generated_answer = None;
     let mut generated_samples = None;
     if !(answer_missing || samples_missing) {

@@ -335,13 +335,16 @@ fn insert_unit_scores(
     for s in &score.scores {
         if let Some(&unit_id) = unit_ids.get(s.unit_idx) {
             tx.execute(
-                "INSERT OR REPLACE INTO uq_unit_score(unit_id, scorer, score, calibrated) \
-                 VALUES (?1, ?2, ?3, ?4)",
+                "INSERT OR REPLACE INTO uq_unit_score(unit_id, scorer, score, calibrated, evidence) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![
                     unit_id,
                     s.scorer,
                     finite(s.score),
-                    s.calibrated.and_then(finite)
+                    s.calibrated.and_then(finite),
+                    s.evidence
+                        .as_ref()
+                        .and_then(|e| serde_json::to_string(e).ok())
                 ],
             )
             .map_err(sql_err("write a unit score"))?;

@@ -4,6 +4,7 @@
 
 pub mod black_box;
 pub mod graph;
+pub mod grounded;
 pub mod matched_unit;
 pub mod ngram;
 pub mod premise;
@@ -13,6 +14,7 @@ pub mod unit_response;
 pub mod verbalized;
 
 use uq_core::options::ScoreOptions;
+use uq_core::protocol::Evidence;
 use uq_core::scorers::{Family, Scorer};
 
 use crate::engine::Engine;
@@ -42,8 +44,9 @@ impl<'a> Context<'a> {
 }
 
 /// Families in the order their evidence is gathered (LLM calls run in this order).
-const ORDER: [Family; 6] = [
+const ORDER: [Family; 7] = [
     Family::Ngram,
+    Family::Grounded,
     Family::UnitResponse,
     Family::MatchedUnit,
     Family::Verbalized,
@@ -61,6 +64,16 @@ pub struct Scored {
     /// Per short-form scorer, in request order.
     pub response_scores: Vec<(Scorer, Option<f64>)>,
     pub notes: Vec<String>,
+    /// Per grounded scorer, what decided each unit's score (parallel to its unit scores).
+    pub evidence: Vec<(Scorer, Vec<Option<Evidence>>)>,
+}
+
+/// Unit scores of several scorers, with the grounded ones' evidence and notes.
+#[derive(Default)]
+pub struct UnitScores {
+    pub scores: Vec<(Scorer, Vec<f64>)>,
+    pub evidence: Vec<(Scorer, Vec<Option<Evidence>>)>,
+    pub notes: Vec<String>,
 }
 
 /// Scores every scorer of the request: unit scorers on `cx.units`, short-form scorers on the
@@ -72,23 +85,25 @@ pub fn score(cx: &Context) -> Result<Scored, String> {
         .scorers
         .iter()
         .partition(|s| s.is_response_level());
-    let (unit_scores, unscored) = if unit.is_empty() {
-        (Vec::new(), Vec::new())
+    let (units, unscored) = if unit.is_empty() {
+        (UnitScores::default(), Vec::new())
     } else if cx.units.is_empty() {
-        (Vec::new(), unit)
+        (UnitScores::default(), unit)
     } else {
-        (score_units(cx, &unit)?, Vec::new())
+        (score_units_with_evidence(cx, &unit)?, Vec::new())
     };
-    let (response_scores, notes) = if short.is_empty() {
+    let (response_scores, mut notes) = if short.is_empty() {
         (Vec::new(), Vec::new())
     } else {
         short_form::score(&cx.nli()?, cx.response, cx.samples, &short, cx.opts)?
     };
+    notes.extend(units.notes);
     Ok(Scored {
-        unit_scores,
+        unit_scores: units.scores,
         unscored,
         response_scores,
         notes,
+        evidence: units.evidence,
     })
 }
 
@@ -96,6 +111,11 @@ pub fn score(cx: &Context) -> Result<Scored, String> {
 /// `ensemble` scorer is the weighted mean of its components' scores (`ensemble_weights`), which
 /// are computed for it (and returned only when asked for too).
 pub fn score_units(cx: &Context, scorers: &[Scorer]) -> Result<Vec<(Scorer, Vec<f64>)>, String> {
+    Ok(score_units_with_evidence(cx, scorers)?.scores)
+}
+
+/// [`score_units`] with the grounded scorers' evidence and notes.
+pub fn score_units_with_evidence(cx: &Context, scorers: &[Scorer]) -> Result<UnitScores, String> {
     if let Some(s) = scorers.iter().find(|s| s.family() == Family::ShortForm) {
         return Err(format!(
             "scorer {} scores the whole response and has no unit scores: use it with \
@@ -125,7 +145,11 @@ pub fn score_units(cx: &Context, scorers: &[Scorer]) -> Result<Vec<(Scorer, Vec<
             }
         }
     }
-    let mut scored = score_components(cx, &computed)?;
+    let UnitScores {
+        scores: mut scored,
+        evidence,
+        notes,
+    } = score_components(cx, &computed)?;
     if let Some(e) = ensemble {
         let values = (0..cx.units.len())
             .map(|i| {
@@ -139,15 +163,19 @@ pub fn score_units(cx: &Context, scorers: &[Scorer]) -> Result<Vec<(Scorer, Vec<
             .collect();
         scored.push((Scorer::Ensemble, values));
     }
-    Ok(scorers
-        .iter()
-        .filter_map(|s| scored.iter().find(|(t, _)| t == s).cloned())
-        .collect())
+    Ok(UnitScores {
+        scores: scorers
+            .iter()
+            .filter_map(|s| scored.iter().find(|(t, _)| t == s).cloned())
+            .collect(),
+        evidence,
+        notes,
+    })
 }
 
 /// Unit scores of `scorers` (of the model families, not the ensemble), in family order.
-fn score_components(cx: &Context, scorers: &[Scorer]) -> Result<Vec<(Scorer, Vec<f64>)>, String> {
-    let mut scored: Vec<(Scorer, Vec<f64>)> = Vec::with_capacity(scorers.len());
+fn score_components(cx: &Context, scorers: &[Scorer]) -> Result<UnitScores, String> {
+    let mut out = UnitScores::default();
     for family in ORDER {
         let of_family: Vec<Scorer> = scorers
             .iter()
@@ -164,11 +192,18 @@ fn score_components(cx: &Context, scorers: &[Scorer]) -> Result<Vec<(Scorer, Vec
             Family::Graph => graph::score(cx, &of_family)?,
             Family::UnitQa => unit_qa::score(cx, &of_family)?,
             Family::Ngram => ngram::score(cx, &of_family)?,
+            Family::Grounded => {
+                let g = grounded::score(cx, &of_family)?;
+                out.evidence
+                    .extend(of_family.iter().copied().zip(g.evidence));
+                out.notes.extend(g.notes);
+                g.values
+            }
             Family::ShortForm | Family::Ensemble => unreachable!("refused above"),
         };
-        scored.extend(of_family.into_iter().zip(values));
+        out.scores.extend(of_family.into_iter().zip(values));
     }
-    Ok(scored)
+    Ok(out)
 }
 
 /// `flat[i * cols + j]` → `out[i][j]`.

@@ -38,6 +38,17 @@ pub fn set_last_notes(notes: &[String]) {
     *LAST_NOTES.lock().unwrap_or_else(|e| e.into_inner()) = notes.to_vec();
 }
 
+/// Adds `notes` (the extension's own, e.g. what the retrieval of `sources` found nothing for)
+/// after the last score notes.
+pub fn add_last_notes(notes: &[String]) {
+    if !notes.is_empty() {
+        LAST_NOTES
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(notes);
+    }
+}
+
 /// The notes of the last `score` reply (empty when it had none).
 pub fn last_notes() -> Vec<String> {
     LAST_NOTES.lock().unwrap_or_else(|e| e.into_inner()).clone()

@@ -16,6 +16,7 @@ mod uq_claims;
 mod uq_coverage;
 mod uq_debug;
 mod uq_ensemble;
+mod uq_fts_query;
 mod uq_generate;
 mod uq_grade;
 mod uq_init;
@@ -158,6 +159,7 @@ pub const OBJECTS: &[SqlObject] = &[
         db.create_aggregate_function(name, n, flags, uq_ensemble::FitEnsemble)
     }),
     scalar("uq_ensemble", &[2], PURE, uq_ensemble::uq_ensemble),
+    scalar("uq_fts_query", &[1], PURE, uq_fts_query::uq_fts_query),
     table_fn::<uq_sentences::Sentences>(),
     table_fn::<uq_scorers::Scorers>(),
     table_fn::<uq_generate::Generate>(),

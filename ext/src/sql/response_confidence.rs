@@ -7,9 +7,9 @@ use rusqlite::types::Value;
 use uq_core::scorers::Granularity;
 
 use crate::args;
-use crate::client::Client;
+use crate::client::{self, Client};
 use crate::glue::sql_err;
-use crate::options::Options;
+use crate::options::{without_samples, Options, SamplesFor};
 
 /// Scorer sent by `response_confidence` when options name none (uqlm's default).
 const DEFAULT_CONFIDENCE_SCORER: &str = "entailment";
@@ -26,7 +26,9 @@ pub fn claim_confidence(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<
 
 /// `response_confidence(response, samples_json[, options_json])` → the response-level score of
 /// exactly one scorer (default `entailment`), calibrated when option `calibration` has a model
-/// of it; NULL when the response has no units.
+/// of it; NULL when the response has no units. `samples_json` may be NULL or `'[]'` when the
+/// scorer compares no samples (a grounded scorer; option `sources` naming an FTS5 table is
+/// searched on this connection first).
 /// `claim_confidence` (`claims`) is the same at `granularity: "claim"`.
 fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Result<Option<f64>> {
     let f = if claims {
@@ -36,8 +38,19 @@ fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Res
     };
     let response =
         args::required_text(f, "response", ctx.get_raw(0), "the answer text").map_err(sql_err)?;
-    let samples = args::samples(f, ctx.get_raw(1)).map_err(sql_err)?;
-    let mut options = args::options(f, (ctx.len() > 2).then(|| ctx.get_raw(2))).map_err(sql_err)?;
+    // Missing samples (NULL or '[]') are fine when the options need none (options.rs,
+    // `without_samples`); otherwise their error comes first, as ever.
+    let (samples, samples_error) = match args::samples(f, ctx.get_raw(1)) {
+        Ok(s) => (s, None),
+        Err(e) if args::no_samples(ctx.get_raw(1)) => (Vec::new(), Some(e)),
+        Err(e) => return Err(sql_err(e)),
+    };
+    let options = args::options(f, (ctx.len() > 2).then(|| ctx.get_raw(2)));
+    let mut options = match (options, &samples_error) {
+        (Ok(m), _) => m,
+        (Err(e), None) => return Err(sql_err(e)),
+        (Err(_), Some(e)) => return Err(sql_err(e.clone())),
+    };
     if options
         .get("scorers")
         .is_none_or(serde_json::Value::is_null)
@@ -56,7 +69,11 @@ fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Res
     }
     // SAFETY: a non-owning handle on the connection running this function, used here only.
     let conn = unsafe { ctx.get_connection() }?;
-    let o = Options::new(&conn, f, options).map_err(sql_err)?;
+    let mut o = match samples_error {
+        None => Options::new(&conn, f, options),
+        Some(e) => without_samples(&conn, f, Ok(options), SamplesFor::Score, e),
+    }
+    .map_err(sql_err)?;
     if claims && o.parsed.decompose.granularity != Granularity::Claim {
         return Err(sql_err(format!(
             "{f}: option granularity is {}, but {f} scores claims: drop granularity (or set it to \
@@ -73,10 +90,13 @@ fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Res
     if !args::has_units(&response, &o.parsed) {
         return Ok(None);
     }
+    let text = o.retrieval_text(&response);
+    o.resolve_sources(&conn, f, &text).map_err(sql_err)?;
     let llm = o.score_uses_llm();
     let result = client
         .score(response, samples, o.map, llm)
         .map_err(|e| sql_err(o.used.error(f, e)))?;
+    client::add_last_notes(&o.notes);
     // One scorer: its calibrated confidence when `calibration` has a model of it.
     let mut calibrated = result.calibrated_scores.into_values();
     if let (Some(c), None) = (calibrated.next(), calibrated.next()) {

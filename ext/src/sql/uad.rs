@@ -9,7 +9,8 @@ use crate::client::{self, Client};
 use crate::options::AnswerArgs;
 
 /// The daemon's `uad` op on the answer in `a`; the reply's notes (the NLI judge's, with its
-/// unparsed pairs) and what verification removed become the notes of `uq_debug()`.
+/// unparsed pairs), what verification removed and the retrieval's notes (option `sources`
+/// naming an FTS5 table) become the notes of `uq_debug()`.
 pub fn uad(client: &Client, func: &str, a: AnswerArgs) -> Result<UadResult, String> {
     let o = a.options;
     let r = client
@@ -22,6 +23,7 @@ pub fn uad(client: &Client, func: &str, a: AnswerArgs) -> Result<UadResult, Stri
         .chain(r.removed_sentences.iter().map(|s| {
             format!("{func}: verification removed {s:?} (not entailed by the kept claims)")
         }))
+        .chain(o.notes.iter().cloned())
         .collect();
     client::set_last_notes(&notes);
     Ok(r)

@@ -8,7 +8,7 @@ use rusqlite::Connection;
 
 use super::uad::uad;
 use crate::client::Client;
-use crate::options::AnswerArgs;
+use crate::options::{AnswerArgs, SamplesFor};
 use crate::tvf::{int, real, TableFn};
 
 /// `uad_claims(response, samples_json[, options_json])`; a blank response → no rows.
@@ -31,7 +31,7 @@ impl TableFn for UadClaims {
         conn: &Connection,
         a: &[ValueRef<'_>],
     ) -> Result<Vec<Vec<Value>>, String> {
-        let a = AnswerArgs::parse(conn, Self::NAME, a)?;
+        let a = AnswerArgs::parse(conn, Self::NAME, a, SamplesFor::Uad)?;
         if !a.has_units() {
             return Ok(Vec::new());
         }

@@ -8,7 +8,7 @@ use super::uad::uad;
 use crate::args;
 use crate::client::Client;
 use crate::glue::sql_err;
-use crate::options::AnswerArgs;
+use crate::options::{AnswerArgs, SamplesFor};
 
 /// `uad_filter(response, samples_json[, options_json])` → the refined answer: the claims that
 /// reach the threshold, rewritten by the reconstruction LLM and verified against them (the
@@ -17,7 +17,7 @@ pub fn uad_filter(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value>
     const F: &str = "uad_filter";
     // SAFETY: a non-owning handle on the connection running this function, used here only.
     let conn = unsafe { ctx.get_connection() }?;
-    let a = AnswerArgs::parse(&conn, F, &args::values(ctx)).map_err(sql_err)?;
+    let a = AnswerArgs::parse(&conn, F, &args::values(ctx), SamplesFor::Uad).map_err(sql_err)?;
     if !a.has_units() {
         return Ok(Value::Text(a.response));
     }

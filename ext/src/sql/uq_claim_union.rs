@@ -9,7 +9,7 @@ use rusqlite::types::Value;
 use crate::args;
 use crate::client::Client;
 use crate::glue::sql_err;
-use crate::options::AnswerArgs;
+use crate::options::{AnswerArgs, SamplesFor};
 
 /// `uq_claim_union(response, samples_json[, options_json])` → JSON array of the unique claims of
 /// the response and its samples: the response's claims (its decomposition, or option `units`),
@@ -18,7 +18,7 @@ pub fn uq_claim_union(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Va
     const F: &str = "uq_claim_union";
     // SAFETY: a non-owning handle on the connection running this function, used here only.
     let conn = unsafe { ctx.get_connection() }?;
-    let a = AnswerArgs::parse(&conn, F, &args::values(ctx)).map_err(sql_err)?;
+    let a = AnswerArgs::parse(&conn, F, &args::values(ctx), SamplesFor::Always).map_err(sql_err)?;
     let o = a.options;
     let r = client
         .claim_union(a.response, a.samples, o.map)

@@ -1,16 +1,21 @@
 //! `uq_unit_scores(response, samples_json[, options_json])`: eponymous table-valued function
 //! over the daemon's `score` op, one row per unit and scorer (`unit_idx`, `unit`, `scorer`,
 //! `score`, `origin`: where the unit came from, `calibrated`: the score through option
-//! `calibration`'s model of the scorer). A blank response (without caller-supplied `units`) → no
-//! rows, no daemon call.
+//! `calibration`'s model of the scorer, `evidence`: for a grounded scorer, what decided its
+//! score as JSON (`decided_by`, `verdict`, `passage`, `passage_id`, `start`, `end`,
+//! `entailment`, `contradiction`; `uq_core::protocol::Evidence`), NULL for the others).
+//! `samples_json` may be NULL or `'[]'` when no scorer compares samples (grounded scorers);
+//! option `sources` naming an FTS5 table is searched on this connection first (options.rs). A
+//! blank response (without caller-supplied `units`) → no rows, no daemon call.
 
 use std::ffi::CStr;
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::Connection;
 
+use crate::client;
 use crate::client::Client;
-use crate::options::AnswerArgs;
+use crate::options::{AnswerArgs, SamplesFor};
 use crate::tvf::{text_or_null, TableFn};
 
 pub struct UnitScores;
@@ -19,9 +24,9 @@ impl TableFn for UnitScores {
     const NAME: &'static str = "uq_unit_scores";
     const SCHEMA: &'static CStr =
         c"CREATE TABLE x(unit_idx INTEGER, unit TEXT, scorer TEXT, score REAL, origin TEXT, \
-          calibrated REAL, \
+          calibrated REAL, evidence TEXT, \
           response HIDDEN, samples_json HIDDEN, options_json HIDDEN)";
-    const N_OUT: usize = 6;
+    const N_OUT: usize = 7;
     const N_ARGS: usize = 3;
     const N_REQUIRED: usize = 2;
     const MISSING_ARGS: &'static str = "pass the response and the samples, e.g. \
@@ -36,7 +41,7 @@ impl TableFn for UnitScores {
         a: &[ValueRef<'_>],
     ) -> Result<Vec<Vec<Value>>, String> {
         const F: &str = UnitScores::NAME;
-        let a = AnswerArgs::parse(conn, F, a)?;
+        let a = AnswerArgs::parse(conn, F, a, SamplesFor::Score)?;
         if !a.has_units() {
             return Ok(Vec::new());
         }
@@ -45,10 +50,17 @@ impl TableFn for UnitScores {
         let result = client
             .score(a.response, a.samples, o.map, llm)
             .map_err(|e| o.used.error(F, e))?;
+        client::add_last_notes(&o.notes);
         result
             .scores
             .into_iter()
             .map(|s| {
+                let evidence = match &s.evidence {
+                    Some(e) => Value::Text(
+                        serde_json::to_string(e).map_err(|e| format!("{F}: evidence: {e}"))?,
+                    ),
+                    None => Value::Null,
+                };
                 let unit = result.units.get(s.unit_idx).ok_or_else(|| {
                     format!(
                         "{F}: unexpected reply from uqd: unit_idx {} but {} units",
@@ -63,6 +75,7 @@ impl TableFn for UnitScores {
                     Value::Real(s.score),
                     text_or_null(result.origins.get(s.unit_idx)),
                     s.calibrated.map_or(Value::Null, Value::Real),
+                    evidence,
                 ])
             })
             .collect()

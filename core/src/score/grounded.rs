@@ -1,0 +1,455 @@
+//! Grounded scorers (beyond the paper; docs/reference.md, "Grounded checking"). The paper's
+//! unit-response scorers (§3.3.1) check a unit s against m sampled answers; the grounded ones
+//! check it against the user's *sources* (passages a RAG step retrieved, a knowledge base, the
+//! document a summary rests on), at no LLM cost. As SummaC (Laban et al. 2022) does with
+//! document chunks, each unit is checked against the sources' sentences most relevant to it,
+//! one premise per passage, and the most decisive premise decides:
+//!
+//! * `grounded_entailment`: c(s) = max_j p_e(P_j, s);
+//! * `grounded_noncontradiction`: c(s) = 1 − p_c(P_j*, s) of the decisive premise j* ([`check`]:
+//!   the most entailing one when a passage supports s, else the most contradicting one);
+//! * `grounded_fallback`: the sources' verdict where they decide ([`Verdict`]), the samples'
+//!   score where they are silent ([`fallback_score`]).
+//!
+//! P_j is passage j's premise for s ([`select_premises`]).
+
+use crate::protocol::NliProbs;
+use crate::score::premise::{lexical_relevance, top_k, Premise, Rank};
+
+/// One source passage: its text and, when it came from a table, its id (the rowid).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passage {
+    pub id: Option<String>,
+    pub text: String,
+}
+
+/// A passage cut into sentences once per request: byte spans into its text.
+#[derive(Debug, Clone)]
+pub struct SplitPassage {
+    pub spans: Vec<(usize, usize)>,
+}
+
+impl SplitPassage {
+    pub fn of(text: &str) -> SplitPassage {
+        SplitPassage {
+            spans: crate::decompose::split_sentence_spans(text),
+        }
+    }
+
+    /// The passage's sentences.
+    pub fn sentences<'t>(&self, text: &'t str) -> Vec<&'t str> {
+        self.spans.iter().map(|&(s, e)| &text[s..e]).collect()
+    }
+}
+
+/// The premise one passage gives a unit: its selected sentences joined in order (the whole
+/// passage when it has at most K sentences or the premise is `whole`), with the span they cover.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourcePremise {
+    /// Index of the passage in the request's sources.
+    pub passage: usize,
+    /// Character offsets (not bytes) into the passage, end exclusive: from the first selected
+    /// sentence's start to the last one's end.
+    pub start: usize,
+    pub end: usize,
+    /// The NLI premise.
+    pub text: String,
+    /// Whether a selected sentence shares a content word with the unit (a lexical ranking);
+    /// false for the fallback premise of a unit no sentence shares a word with ([`unmatched`]).
+    pub matched: bool,
+}
+
+/// Character offset of byte offset `b` of `text`.
+fn char_offset(text: &str, b: usize) -> usize {
+    text[..b].chars().count()
+}
+
+/// The premise of `passage` (index `p`) made of its sentences `chosen` (ascending).
+fn premise_of(
+    p: usize,
+    text: &str,
+    split: &SplitPassage,
+    chosen: &[usize],
+    k: usize,
+) -> SourcePremise {
+    let n = split.spans.len();
+    if n == 0 || n <= k || chosen.len() == n {
+        return SourcePremise {
+            passage: p,
+            start: 0,
+            end: text.chars().count(),
+            text: text.to_string(),
+            matched: true,
+        };
+    }
+    let first = split.spans[chosen[0]].0;
+    let last = split.spans[*chosen.last().unwrap_or(&chosen[0])].1;
+    SourcePremise {
+        passage: p,
+        start: char_offset(text, first),
+        end: char_offset(text, last),
+        text: chosen
+            .iter()
+            .map(|&i| &text[split.spans[i].0..split.spans[i].1])
+            .collect::<Vec<_>>()
+            .join(" "),
+        matched: true,
+    }
+}
+
+/// The premises unit `unit` is checked against: with `whole`, every passage whole; with
+/// `{"top_k": K}`, the K sentences of all passages most relevant to the unit (`relevance[p][i]`
+/// of sentence i of passage p: shared content words when `None`, [`lexical_relevance`]),
+/// grouped by passage (one premise per passage that has a selected sentence, in passage order).
+/// A lexical ranking drops sentences that share no content word with the unit; when none shares
+/// one, the first passage's first K sentences are the premise. Only sources without a sentence
+/// give no premise (the sources are silent).
+pub fn select_premises(
+    unit: &str,
+    passages: &[Passage],
+    split: &[SplitPassage],
+    premise: Premise,
+    relevance: Option<&[Vec<f64>]>,
+) -> Vec<SourcePremise> {
+    let (k, rank) = match premise {
+        Premise::Whole => {
+            return passages
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !p.text.trim().is_empty())
+                .map(|(i, p)| SourcePremise {
+                    passage: i,
+                    start: 0,
+                    end: p.text.chars().count(),
+                    text: p.text.clone(),
+                    matched: true,
+                })
+                .collect()
+        }
+        Premise::TopK { k, rank } => (k, rank),
+    };
+    // Every (passage, sentence) with its relevance, flattened in passage order.
+    let mut flat: Vec<(usize, usize)> = Vec::new();
+    let mut score: Vec<f64> = Vec::new();
+    for (p, (passage, sp)) in passages.iter().zip(split).enumerate() {
+        let rel = match relevance {
+            Some(r) => r[p].clone(),
+            None => {
+                let sents: Vec<String> = sp
+                    .sentences(&passage.text)
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                lexical_relevance(unit, &sents)
+            }
+        };
+        for (i, r) in rel.into_iter().enumerate() {
+            flat.push((p, i));
+            score.push(r);
+        }
+    }
+    let mut chosen: Vec<(usize, usize)> = top_k(&score, k)
+        .into_iter()
+        .filter(|&i| rank == Rank::Embedding || score[i] > 0.0)
+        .map(|i| flat[i])
+        .collect();
+    if chosen.is_empty() {
+        // No sentence shares a word with the unit: the first passage's opening sentences, as
+        // a lexical premise falls back to a text's first sentence; they may support the unit,
+        // never contradict it ([`unmatched`]).
+        if let Some(p) = split.iter().position(|s| !s.spans.is_empty()) {
+            let sents: Vec<usize> = (0..split[p].spans.len().min(k)).collect();
+            let mut premise = premise_of(p, &passages[p].text, &split[p], &sents, k);
+            premise.matched = false;
+            return vec![premise];
+        }
+    }
+    chosen.sort_unstable();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chosen.len() {
+        let p = chosen[i].0;
+        let sents: Vec<usize> = chosen[i..]
+            .iter()
+            .take_while(|c| c.0 == p)
+            .map(|c| c.1)
+            .collect();
+        i += sents.len();
+        out.push(premise_of(p, &passages[p].text, &split[p], &sents, k));
+    }
+    out
+}
+
+/// The probabilities of a premise that shares no word with its unit: its contradiction counts
+/// as neutral (the passage says nothing about what the unit names: a passage on Einstein does
+/// not contradict "Zebras gallop across the savanna", whatever the model says), its entailment
+/// stays.
+pub fn unmatched(p: NliProbs) -> NliProbs {
+    NliProbs {
+        entailment: p.entailment,
+        neutral: p.neutral + p.contradiction,
+        contradiction: 0.0,
+    }
+}
+
+/// What the sources say of a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Some premise entails the unit: p_e ≥ the entailment threshold.
+    Supported,
+    /// Some premise contradicts it: p_c ≥ the contradiction threshold.
+    Contradicted,
+    /// Neither: the sources do not decide (neutral, or no premise at all).
+    Silent,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Supported => "supported",
+            Verdict::Contradicted => "contradicted",
+            Verdict::Silent => "silent",
+        }
+    }
+}
+
+/// When the sources decide a unit (options `source_entailment_threshold`,
+/// `source_contradiction_threshold`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    pub entailment: f64,
+    pub contradiction: f64,
+}
+
+/// Defaults chosen on half of WikiBio dev and checked on the other half (`uqd bench grounded`).
+pub const DEFAULT_THRESHOLDS: Thresholds = Thresholds {
+    entailment: 0.7,
+    contradiction: 0.9,
+};
+
+/// A unit checked against its premises.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Checked {
+    /// max_j p_e (0 without premises).
+    pub entailment: f64,
+    /// 1 − p_c of the decisive premise (supported: the most entailing; else the most
+    /// contradicting); 1 without premises.
+    pub noncontradiction: f64,
+    pub verdict: Verdict,
+    /// The premise that decided (or, when silent, the most entailing one); `None` without
+    /// premises.
+    pub decisive: Option<usize>,
+}
+
+fn argmax(v: impl Iterator<Item = f64>) -> Option<(usize, f64)> {
+    v.enumerate().fold(None, |best, (i, x)| match best {
+        Some((_, b)) if b >= x => best,
+        _ => Some((i, x)),
+    })
+}
+
+/// The grounded scores and verdict of one unit from the NLI probabilities of its premises
+/// (premise = passage, hypothesis = unit). A unit some passage entails is supported, whatever
+/// another passage says (sources may be about other things: a passage on another person
+/// "contradicts" a birthplace it does not state); else one that some passage contradicts is
+/// contradicted; else the sources are silent. The decisive premise is the most entailing one
+/// when supported or silent, the most contradicting one when contradicted, and
+/// non-contradiction is read from it.
+pub fn check(probs: &[NliProbs], t: Thresholds) -> Checked {
+    let e = argmax(probs.iter().map(|p| p.entailment));
+    let c = argmax(probs.iter().map(|p| p.contradiction));
+    let (Some((ie, pe)), Some((ic, pc))) = (e, c) else {
+        return Checked {
+            entailment: 0.0,
+            noncontradiction: 1.0,
+            verdict: Verdict::Silent,
+            decisive: None,
+        };
+    };
+    let (verdict, decisive) = if pe >= t.entailment {
+        (Verdict::Supported, ie)
+    } else if pc >= t.contradiction {
+        (Verdict::Contradicted, ic)
+    } else {
+        (Verdict::Silent, ic)
+    };
+    Checked {
+        entailment: pe,
+        noncontradiction: 1.0 - probs[decisive].contradiction,
+        verdict,
+        decisive: Some(if verdict == Verdict::Silent {
+            ie
+        } else {
+            decisive
+        }),
+    }
+}
+
+/// `grounded_fallback`'s score of a unit: where the sources decide, their entailment (≥ the
+/// entailment threshold when they support it; when they contradict it, at most 1 − the
+/// contradiction threshold); where they are silent, the larger of the samples' score `sampled`
+/// and the sources' own p_e, mapped into the band between, [1 − τ_c, τ_e], so that a unit the
+/// sources support always ranks above one they leave open, and that one above a unit they
+/// contradict. NaN when silent without samples. (Chosen on half of WikiBio dev over the samples'
+/// score alone, and better on the other half too: `uqd bench grounded`.)
+pub fn fallback_score(c: &Checked, t: Thresholds, sampled: Option<f64>) -> f64 {
+    let low = 1.0 - t.contradiction;
+    match c.verdict {
+        Verdict::Supported => c.entailment,
+        Verdict::Contradicted => c.entailment.min(c.noncontradiction).min(low),
+        Verdict::Silent => match sampled {
+            Some(s) if !s.is_nan() => {
+                low + (t.entailment - low).max(0.0) * s.max(c.entailment).clamp(0.0, 1.0)
+            }
+            _ => f64::NAN,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(e: f64, c: f64) -> NliProbs {
+        NliProbs {
+            entailment: e,
+            neutral: 1.0 - e - c,
+            contradiction: c,
+        }
+    }
+
+    fn passages(texts: &[&str]) -> (Vec<Passage>, Vec<SplitPassage>) {
+        let p: Vec<Passage> = texts
+            .iter()
+            .map(|t| Passage {
+                id: None,
+                text: t.to_string(),
+            })
+            .collect();
+        let s = p.iter().map(|p| SplitPassage::of(&p.text)).collect();
+        (p, s)
+    }
+
+    #[test]
+    fn premises_are_the_most_relevant_sentences_grouped_by_passage() {
+        let (ps, sp) = passages(&[
+            "Marie Curie was a physicist. She won two Nobel Prizes. Curie was born in Warsaw.",
+            "Paris is the capital of France. Curie died near Passy in 1934.",
+            "Nothing here.",
+        ]);
+        let top2 = Premise::TopK {
+            k: 2,
+            rank: Rank::Lexical,
+        };
+        let got = select_premises("Curie was born in Warsaw.", &ps, &sp, top2, None);
+        // curie+born+warsaw (p0 s2: 3 words), then curie in p0 s0 and p1 s1 (1 word): the
+        // earlier wins the tie.
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].passage, 0);
+        assert_eq!(
+            got[0].text,
+            "Marie Curie was a physicist. Curie was born in Warsaw."
+        );
+        assert_eq!((got[0].start, got[0].end), (0, ps[0].text.chars().count()));
+        // A passage of at most K sentences is its own premise, whole.
+        let got = select_premises("Curie died in 1934.", &ps, &sp, top2, None);
+        assert_eq!(
+            got.iter().map(|p| p.passage).collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+        assert_eq!(got[1].text, ps[1].text);
+        // Top 1 in a 3-sentence passage: the span of that one sentence, in characters.
+        let top1 = Premise::TopK {
+            k: 1,
+            rank: Rank::Lexical,
+        };
+        let got = select_premises("She won Nobel Prizes.", &ps, &sp, top1, None);
+        assert_eq!(got[0].text, "She won two Nobel Prizes.");
+        let (s, e) = (got[0].start, got[0].end);
+        let chars: String = ps[0].text.chars().skip(s).take(e - s).collect();
+        assert_eq!(chars, "She won two Nobel Prizes.");
+        // No shared word: the first passage's first K sentences.
+        let got = select_premises("Tokyo is large.", &ps, &sp, top2, None);
+        assert_eq!(got.len(), 1);
+        assert_eq!(
+            got[0].text,
+            "Marie Curie was a physicist. She won two Nobel Prizes."
+        );
+        assert!(!got[0].matched);
+        let u = unmatched(p(0.1, 0.8));
+        assert!((u.entailment - 0.1).abs() < 1e-12 && (u.neutral - 0.9).abs() < 1e-12);
+        assert_eq!(u.contradiction, 0.0);
+        // Whole: every non-blank passage.
+        assert_eq!(
+            select_premises("x", &ps, &sp, Premise::Whole, None).len(),
+            3
+        );
+    }
+
+    #[test]
+    fn spans_count_characters_not_bytes() {
+        let (ps, sp) =
+            passages(&["Zoë Ångström lebte in Köln. 東京は大きい。 Zoë was born in Malmö."]);
+        let top1 = Premise::TopK {
+            k: 1,
+            rank: Rank::Lexical,
+        };
+        let got = select_premises("Zoë was born in Malmö.", &ps, &sp, top1, None);
+        let chars: String = ps[0]
+            .text
+            .chars()
+            .skip(got[0].start)
+            .take(got[0].end - got[0].start)
+            .collect();
+        assert_eq!(chars, "Zoë was born in Malmö.");
+    }
+
+    #[test]
+    fn the_most_decisive_premise_decides() {
+        let t = DEFAULT_THRESHOLDS;
+        let c = check(&[p(0.2, 0.1), p(0.8, 0.05)], t);
+        assert_eq!((c.verdict, c.decisive), (Verdict::Supported, Some(1)));
+        assert_eq!(c.entailment, 0.8);
+        assert!((c.noncontradiction - 0.95).abs() < 1e-12);
+        let c = check(&[p(0.1, 0.95), p(0.5, 0.0)], t);
+        assert_eq!((c.verdict, c.decisive), (Verdict::Contradicted, Some(0)));
+        // One passage supports, another contradicts: supported, read from the supporting one.
+        let c = check(&[p(0.75, 0.0), p(0.0, 0.97)], t);
+        assert_eq!(
+            (c.verdict, c.decisive, c.noncontradiction),
+            (Verdict::Supported, Some(0), 1.0)
+        );
+        let c = check(&[p(0.5, 0.3)], t);
+        assert_eq!((c.verdict, c.decisive), (Verdict::Silent, Some(0)));
+        // Silent: non-contradiction from the most contradicting premise, evidence the most
+        // entailing one.
+        let c = check(&[p(0.5, 0.1), p(0.1, 0.6)], t);
+        assert_eq!((c.verdict, c.decisive), (Verdict::Silent, Some(0)));
+        assert!((c.noncontradiction - 0.4).abs() < 1e-12);
+        let c = check(&[], t);
+        assert_eq!(
+            (c.verdict, c.decisive, c.entailment, c.noncontradiction),
+            (Verdict::Silent, None, 0.0, 1.0)
+        );
+    }
+
+    #[test]
+    fn fallback_ranks_supported_over_silent_over_contradicted() {
+        let t = DEFAULT_THRESHOLDS;
+        let sup = check(&[p(0.71, 0.0)], t);
+        let sil = check(&[p(0.3, 0.2)], t);
+        let con = check(&[p(0.02, 0.95)], t);
+        assert_eq!(fallback_score(&sup, t, Some(0.0)), 0.71);
+        let hi = fallback_score(&sil, t, Some(1.0));
+        // Samples at 0: the source's own p_e (0.3) places it: 0.1 + 0.6 × 0.3.
+        let lo = fallback_score(&sil, t, Some(0.0));
+        assert!(
+            (hi - 0.7).abs() < 1e-12 && (lo - 0.28).abs() < 1e-12,
+            "{hi} {lo}"
+        );
+        assert!((fallback_score(&sil, t, Some(0.5)) - 0.4).abs() < 1e-12);
+        assert!(fallback_score(&con, t, Some(1.0)) <= 0.1 + 1e-12);
+        assert!(fallback_score(&sil, t, None).is_nan());
+        assert!(fallback_score(&sil, t, Some(f64::NAN)).is_nan());
+    }
+}
