@@ -10,7 +10,10 @@ packages it depends on. In the style of ``sqlite_vec``::
     conn.execute("SELECT response_confidence(?, ?)", (answer, samples_json)).fetchone()
 
 ``score_frame`` and ``score_table`` (pandas, the ``pandas`` extra) are in :mod:`uqlite.frames`
-and :mod:`uqlite.jobs`. The SQL reference is docs/reference.md of the repository.
+and :mod:`uqlite.jobs`. Grounded checking (scorers ``grounded_entailment``,
+``grounded_noncontradiction``, ``grounded_fallback``) checks each unit against sources instead of
+samples: option ``sources`` in SQL, ``score_frame(df, samples=None, sources="context")``, job
+option ``sources_column``. The SQL reference is docs/reference.md of the repository.
 """
 
 from .runtime import __version__, daemon_path, load, loadable_path, runtime_env
@@ -26,11 +29,17 @@ __all__ = [
 ]
 
 
-def score_frame(df, response="response", samples="samples", options=None, conn=None):
-    """Unit scores of every row of ``df``: see :func:`uqlite.frames.score_frame`."""
+def score_frame(df, response="response", samples="samples", options=None, conn=None, sources=None):
+    """Unit scores of every row of ``df``: see :func:`uqlite.frames.score_frame`.
+
+    ``samples=None`` passes no samples (SQL NULL), for scorers that compare none (the grounded
+    scorers); ``sources`` names a column of each row's sources (a text, a list of passages or a
+    JSON array string), passed as that row's option ``sources``, and adds the column
+    ``evidence`` (a dict per grounded score, else None).
+    """
     from .frames import score_frame as f
 
-    return f(df, response=response, samples=samples, options=options, conn=conn)
+    return f(df, response=response, samples=samples, options=options, conn=conn, sources=sources)
 
 
 def score_table(db_path, table, options=None, *, progress=True, resume=True, poll_s=0.5):

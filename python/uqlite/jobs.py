@@ -12,7 +12,7 @@ import sqlite3
 import sys
 import time
 
-from .frames import _pandas
+from .frames import _evidence, _pandas
 from .runtime import load
 
 _ENDED = ("done", "failed", "cancelled")
@@ -36,6 +36,15 @@ def _unfinished_job(conn, table, options):
         if all(s.get(k) == v for k, v in options.items()):
             return job_id
     return None
+
+
+def _grounded(options):
+    """Whether the job's results get an ``evidence`` column: a grounded scorer or sources."""
+    scorers = options.get("scorers")
+    if isinstance(scorers, str):
+        scorers = [scorers]
+    named = any(str(x).startswith("grounded_") for x in scorers or [])
+    return named or "sources" in options or "sources_column" in options
 
 
 class _Bar:
@@ -79,8 +88,10 @@ def score_table(db_path, table, options=None, *, progress=True, resume=True, pol
     ``generate`` …). Shows a progress bar on stderr (``progress=False``: none). With
     ``resume=True`` (the default) an unfinished job over the same table whose options include
     ``options`` is resumed instead of starting a new one. Returns a pandas DataFrame of the
-    job's unit scores (columns ``source_key``, ``unit_idx``, ``unit``, ``scorer``, ``score``),
-    with ``df.attrs`` holding ``job_id``, ``run_id``, ``status``, ``errors`` and ``resumed``.
+    job's unit scores (columns ``source_key``, ``unit_idx``, ``unit``, ``scorer``, ``score``;
+    with a grounded scorer, option ``sources`` or ``sources_column`` (a column of each row's
+    sources), also ``evidence``: a dict per grounded score, else None), with ``df.attrs``
+    holding ``job_id``, ``run_id``, ``status``, ``errors`` and ``resumed``.
     A job that ends ``failed`` or ``cancelled`` raises ``RuntimeError`` with its message.
     """
     pd = _pandas()
@@ -121,9 +132,11 @@ def score_table(db_path, table, options=None, *, progress=True, resume=True, pol
         bar.close()
         if status != "done":
             raise RuntimeError(f"job {job_id} {status}: {message}")
+        grounded = _grounded(options)
         rows = conn.execute(
-            "SELECT a.source_key, u.position, u.text, s.scorer, s.score "
-            "FROM uq_answer a JOIN uq_unit u ON u.answer_id = a.answer_id "
+            "SELECT a.source_key, u.position, u.text, s.scorer, s.score"
+            + (", s.evidence " if grounded else " ")
+            + "FROM uq_answer a JOIN uq_unit u ON u.answer_id = a.answer_id "
             "JOIN uq_unit_score s ON s.unit_id = u.unit_id "
             "WHERE a.run_id = ? AND lower(a.source_table) = lower(?) "
             "ORDER BY a.answer_id, u.position, s.scorer",
@@ -131,6 +144,10 @@ def score_table(db_path, table, options=None, *, progress=True, resume=True, pol
         ).fetchall()
     finally:
         conn.close()
-    df = pd.DataFrame(rows, columns=["source_key", "unit_idx", "unit", "scorer", "score"])
+    columns = ["source_key", "unit_idx", "unit", "scorer", "score"]
+    if grounded:
+        columns.append("evidence")
+        rows = [tuple(r[:5]) + (_evidence(r[5]),) for r in rows]
+    df = pd.DataFrame(rows, columns=columns)
     df.attrs.update(job_id=job_id, run_id=run_id, status=status, errors=errors, resumed=resumed)
     return df

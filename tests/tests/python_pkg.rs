@@ -824,3 +824,279 @@ fn llm_logs_example_scores_the_responses_the_llm_cli_logged() {
     }
     assert!(text.contains("least supported:"), "{text}");
 }
+
+/// The source of the grounded tests: it states where Marie Curie was born (so "Warsaw" is
+/// supported and "Vienna" contradicted).
+const CURIE_SOURCE: &str = "Marie Curie was born in Warsaw in 1867. She won two Nobel Prizes.";
+
+#[test]
+fn score_frame_checks_each_row_against_its_sources_column_without_samples() {
+    let env = Env::new("pygrounded-frame");
+    let code = format!(
+        r#"
+import json, math, uqlite, pandas as pd
+source = {source:?}
+frame = pd.DataFrame({{
+    "answer": ["Marie Curie was born in Warsaw.", "Marie Curie was born in Vienna."],
+    # A list of passages in one row, a JSON array string of {{"id", "text"}} in the other.
+    "context": [[source], json.dumps([{{"id": "curie", "text": source}}])],
+}}, index=["warsaw", "vienna"])
+scores = uqlite.score_frame(frame, response="answer", samples=None, sources="context",
+                            options={{"scorers": ["grounded_entailment", "grounded_noncontradiction"]}})
+print("COLUMNS", list(scores.columns))
+print("SHAPE", scores.shape)
+ent = scores[scores["scorer"] == "grounded_entailment"].set_index("row")
+print("SCORES", json.dumps({{k: ent.loc[k, "score"] for k in ("warsaw", "vienna")}}))
+print("VERDICTS", json.dumps({{k: ent.loc[k, "evidence"]["verdict"] for k in ("warsaw", "vienna")}}))
+print("EVIDENCE_DICTS", all(isinstance(e, dict) and "verdict" in e for e in scores["evidence"]))
+print("IDS", json.dumps([e.get("passage_id") for e in ent["evidence"]]))
+# A row without sources (None) gets no passage: NULL grounded scores, silent evidence.
+none = uqlite.score_frame(pd.DataFrame({{"response": ["Marie Curie was born in Warsaw."], "context": [None]}}),
+                          samples=None, sources="context", options={{"scorers": ["grounded_entailment"]}})
+print("NO_SOURCES", none["score"].isna().all(), none["evidence"][0]["verdict"])
+# Without sources= the columns are the usual ones.
+plain = uqlite.score_frame(frame.assign(samples=[json.dumps([source])] * 2), response="answer",
+                           options={{"scorers": ["entailment"]}})
+print("PLAIN", list(plain.columns))
+"#,
+        source = CURIE_SOURCE,
+    );
+    let out = env.python(&code);
+    let line = |p: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no {p} line in:\n{out}"))
+            .to_string()
+    };
+    assert_eq!(
+        line("COLUMNS"),
+        "COLUMNS ['row', 'unit_idx', 'unit', 'scorer', 'score', 'evidence']",
+        "{out}"
+    );
+    // One sentence per answer, two scorers.
+    assert_eq!(line("SHAPE"), "SHAPE (4, 6)", "{out}");
+    let scores: serde_json::Value =
+        serde_json::from_str(line("SCORES").trim_start_matches("SCORES ")).unwrap();
+    let (warsaw, vienna) = (
+        scores["warsaw"].as_f64().unwrap(),
+        scores["vienna"].as_f64().unwrap(),
+    );
+    assert!(
+        warsaw > vienna && warsaw > 0.5 && vienna < 0.5,
+        "the stated sentence scores above the contradicted one: {out}"
+    );
+    let verdicts: serde_json::Value =
+        serde_json::from_str(line("VERDICTS").trim_start_matches("VERDICTS ")).unwrap();
+    assert_eq!(verdicts["warsaw"], "supported", "{out}");
+    assert_eq!(verdicts["vienna"], "contradicted", "{out}");
+    assert_eq!(line("EVIDENCE_DICTS"), "EVIDENCE_DICTS True", "{out}");
+    // The given id comes back; a plain text passage has none.
+    assert_eq!(line("IDS"), r#"IDS [null, "curie"]"#, "{out}");
+    assert_eq!(line("NO_SOURCES"), "NO_SOURCES True silent", "{out}");
+    assert_eq!(
+        line("PLAIN"),
+        "PLAIN ['row', 'unit_idx', 'unit', 'scorer', 'score']",
+        "{out}"
+    );
+}
+
+#[test]
+fn score_table_with_a_sources_column_stores_grounded_evidence() {
+    let env = Env::new("pygrounded-job");
+    let code = format!(
+        r#"
+import json, sqlite3, uqlite
+db = sqlite3.connect("qa.db")
+db.execute("CREATE TABLE qa(id INTEGER PRIMARY KEY, question TEXT, answer TEXT, context TEXT)")
+source = {source:?}
+db.executemany("INSERT INTO qa VALUES (?, ?, ?, ?)", [
+    (1, "Where was Marie Curie born?", "Marie Curie was born in Warsaw. She was born in Vienna.", source),
+    (2, "What is the capital of France?", "Paris is the capital of France.",
+     json.dumps(["Paris is the capital and largest city of France."])),
+])
+db.commit()
+db.close()
+df = uqlite.score_table("qa.db", "qa", {{"scorers": ["grounded_entailment"], "sources_column": "context"}},
+                        progress=False)
+print("ATTRS", json.dumps(dict(df.attrs)))
+print("COLUMNS", list(df.columns))
+print("EVIDENCE_DICTS", all(isinstance(e, dict) and "verdict" in e for e in df["evidence"]))
+"#,
+        source = CURIE_SOURCE,
+    );
+    let out = env.python(&code);
+    let line = |p: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no {p} line in:\n{out}"))
+            .to_string()
+    };
+    let attrs: serde_json::Value =
+        serde_json::from_str(line("ATTRS").trim_start_matches("ATTRS ")).unwrap();
+    assert_eq!(attrs["status"], "done", "{out}");
+    assert_eq!(attrs["errors"], 0, "{out}");
+    assert_eq!(
+        line("COLUMNS"),
+        "COLUMNS ['source_key', 'unit_idx', 'unit', 'scorer', 'score', 'evidence']",
+        "{out}"
+    );
+    assert_eq!(line("EVIDENCE_DICTS"), "EVIDENCE_DICTS True", "{out}");
+    // In the database: every stored grounded score has its evidence.
+    let db = env.sb.dir.join("qa.db").display().to_string();
+    let q = |sql: &str| -> String {
+        let o = env.sb.sqlite_on(&db, sql);
+        stdout_ok(&o, sql).trim().to_string()
+    };
+    assert_eq!(
+        q("SELECT count(*), count(evidence), count(DISTINCT source_key) FROM uq_scored_units WHERE scorer = 'grounded_entailment';"),
+        "3|3|2"
+    );
+    assert_eq!(
+        q("SELECT group_concat(json_extract(evidence, '$.verdict'), ',') FROM (SELECT evidence FROM uq_scored_units ORDER BY source_key, position);"),
+        "supported,contradicted,supported"
+    );
+    let warsaw_above_vienna = q(
+        "SELECT (SELECT score FROM uq_scored_units WHERE source_key = '1' AND position = 0) > \
+                (SELECT score FROM uq_scored_units WHERE source_key = '1' AND position = 1);",
+    );
+    assert_eq!(warsaw_above_vienna, "1");
+}
+
+/// Starts `datasette serve DB` in `env`'s directory on a free loopback port; the server and its
+/// port (it answers /-/plugins.json when this returns).
+fn serve_datasette(env: &Env, db: &str) -> (Server, u16) {
+    let port = free_port();
+    let log_path = env.sb.dir.join("datasette.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let server = Server(
+        env.cmd(&venv().bin("datasette"))
+            .args(["serve", db, "--host", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .args(["--setting", "sql_time_limit_ms", "120000"])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    let up = wait_until(Duration::from_secs(60), || {
+        http_get(port, "/-/plugins.json").is_ok_and(|(s, _)| s == 200)
+    });
+    assert!(
+        up,
+        "datasette did not answer:\n{}",
+        std::fs::read_to_string(&log_path).unwrap_or_default()
+    );
+    (server, port)
+}
+
+#[test]
+fn datasette_grounded_checks_against_an_fts5_table_and_the_uq_grounded_canned_query() {
+    let env = Env::new("pydatasette-grounded");
+    // An FTS5 table of passages with rowids that are not 1, 2, 3.
+    env.python(
+        r#"
+import sqlite3
+db = sqlite3.connect("kb.db")
+db.execute("CREATE VIRTUAL TABLE docs USING fts5(body)")
+db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", [
+    (17, "Paris is the capital of France. The Seine flows through Paris."),
+    (42, "Marie Curie was born in Warsaw in 1867. She won two Nobel Prizes."),
+    (99, "Mount Everest is the highest mountain on Earth."),
+])
+db.commit()
+db.close()
+"#,
+    );
+    let (_server, port) = serve_datasette(&env, "kb.db");
+    let log_text = || std::fs::read_to_string(env.sb.dir.join("datasette.log")).unwrap_or_default();
+    let answer = "Marie Curie was born in Warsaw. Paris is the capital of France.";
+
+    // The JSON API: uq_unit_scores retrieving its sources from docs.
+    let sql = format!(
+        "SELECT unit_idx, unit, score, evidence FROM uq_unit_scores({}, NULL, \
+         json_object('scorers', json_array('grounded_entailment'), 'sources', json_object('fts', 'docs', 'k', 3))) \
+         ORDER BY unit_idx",
+        lit(answer)
+    );
+    let (status, body) = http_get(
+        port,
+        &format!("/kb.json?_shape=array&sql={}", url_encode(&sql)),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}\n{}", log_text());
+    let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{body}");
+    for (row, rowid) in rows.iter().zip(["42", "17"]) {
+        let ev: serde_json::Value =
+            serde_json::from_str(row["evidence"].as_str().expect("evidence text")).unwrap();
+        assert_eq!(ev["passage_id"], rowid, "the passage stating it: {body}");
+        assert_eq!(ev["verdict"], "supported", "{body}");
+        assert!(row["score"].as_f64().unwrap() > 0.5, "{body}");
+    }
+
+    // The canned query: sources as a text, and as {"fts": …} (a JSON object, not a text).
+    let grounded = |response: &str, sources: &str| -> Vec<serde_json::Value> {
+        let (status, body) = http_get(
+            port,
+            &format!(
+                "/kb/uq_grounded.json?_shape=array&response={}&sources={}",
+                url_encode(response),
+                url_encode(sources)
+            ),
+        )
+        .unwrap();
+        assert_eq!(status, 200, "{body}\n{}", log_text());
+        serde_json::from_str::<serde_json::Value>(&body)
+            .unwrap()
+            .as_array()
+            .unwrap_or_else(|| panic!("not an array: {body}"))
+            .clone()
+    };
+    let response = "Marie Curie was born in Vienna. She won two Nobel Prizes.";
+    for sources in [CURIE_SOURCE, r#"{"fts":"docs","k":3}"#] {
+        let rows = grounded(response, sources);
+        // Two units, two scorers.
+        assert_eq!(rows.len(), 4, "{sources}: {rows:?}");
+        let verdict = |idx: i64| -> String {
+            rows.iter()
+                .find(|r| r["unit_idx"] == idx && r["scorer"] == "grounded_entailment")
+                .and_then(|r| r["verdict"].as_str())
+                .unwrap_or_else(|| panic!("no verdict of unit {idx}: {rows:?}"))
+                .to_string()
+        };
+        assert_eq!(verdict(0), "contradicted", "{sources}: {rows:?}");
+        assert_eq!(verdict(1), "supported", "{sources}: {rows:?}");
+        for r in &rows {
+            let score = r["score"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&score), "{rows:?}");
+            // Rounded to 3 places by the query.
+            assert!(
+                ((score * 1000.0).round() - score * 1000.0).abs() < 1e-6,
+                "{rows:?}"
+            );
+            let ev: serde_json::Value =
+                serde_json::from_str(r["evidence"].as_str().unwrap()).unwrap();
+            assert_eq!(ev["verdict"], r["verdict"], "{rows:?}");
+            if sources.starts_with('{') {
+                assert_eq!(ev["passage_id"], "42", "{rows:?}");
+            }
+        }
+    }
+    // The canned query's HTML page: its scores coloured as uq_units' are.
+    let (status, page) = http_get(
+        port,
+        &format!(
+            "/kb/uq_grounded?response={}&sources={}",
+            url_encode(response),
+            url_encode(CURIE_SOURCE)
+        ),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        page.matches("class=\"uq-score\"").count(),
+        4,
+        "one coloured score per row:\n{page}"
+    );
+}

@@ -507,7 +507,7 @@ fn grounded_dev(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Resul
                     response: r.response.clone(),
                     samples: vec![],
                     options: json!({"units": units, "scorers": ["grounded_entailment", "grounded_noncontradiction"],
-                        "sources": r.source, "source_premise": premise, "aggregation": "min"}),
+                        "sources": r.source, "source_premise": premise}),
                 }
             })
             .collect();
