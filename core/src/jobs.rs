@@ -369,6 +369,18 @@ fn check_needs(spec: &JobSpec, table: &str) -> Result<(), String> {
                 .into(),
         );
     }
+    if let Some(s) = spec
+        .sample_when_open
+        .then(|| parsed.scoring.computed().into_iter().find(|s| s.needs_samples()))
+        .flatten()
+    {
+        return Err(format!(
+            "option sample_when_open leaves out the samples of the rows the sources decide, but \
+             scorer {} compares samples in every row: score it in another job, or drop \
+             sample_when_open",
+            s.name()
+        ));
+    }
     if spec.generate > 0 && columns.prompt.is_none() {
         return Err(format!(
             "option generate needs the prompts: table {table:?} has no column \"prompt\" or \"question\"; name it with option prompt_column"

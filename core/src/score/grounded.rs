@@ -13,8 +13,10 @@
 //!
 //! P_j is passage j's premise for s ([`select_premises`]).
 
+use std::collections::HashSet;
+
 use crate::protocol::NliProbs;
-use crate::score::premise::{lexical_relevance, top_k, Premise, Rank};
+use crate::score::premise::{content_words, top_k, Premise, Rank};
 
 /// One source passage: its text and, when it came from a table, its id (the rowid).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,17 +25,27 @@ pub struct Passage {
     pub text: String,
 }
 
-/// A passage cut into sentences once per request: byte spans into its text.
+/// A passage cut into sentences once per request: byte spans into its text, and each
+/// sentence's content words (for the lexical ranking of every unit).
 #[derive(Debug, Clone)]
 pub struct SplitPassage {
     pub spans: Vec<(usize, usize)>,
+    words: Vec<HashSet<String>>,
 }
 
 impl SplitPassage {
     pub fn of(text: &str) -> SplitPassage {
-        SplitPassage {
-            spans: crate::decompose::split_sentence_spans(text),
-        }
+        let spans = crate::decompose::split_sentence_spans(text);
+        let words = spans.iter().map(|&(s, e)| content_words(&text[s..e])).collect();
+        SplitPassage { spans, words }
+    }
+
+    /// Per sentence, the number of `unit_words` it contains ([`lexical_relevance`]'s measure).
+    fn lexical_relevance(&self, unit_words: &HashSet<String>) -> Vec<f64> {
+        self.words
+            .iter()
+            .map(|w| w.intersection(unit_words).count() as f64)
+            .collect()
     }
 
     /// The passage's sentences.
@@ -99,7 +111,8 @@ fn premise_of(
 
 /// The premises unit `unit` is checked against: with `whole`, every passage whole; with
 /// `{"top_k": K}`, the K sentences of all passages most relevant to the unit (`relevance[p][i]`
-/// of sentence i of passage p: shared content words when `None`, [`lexical_relevance`]),
+/// of sentence i of passage p: shared content words when `None`, as
+/// [`crate::score::premise::lexical_relevance`]),
 /// grouped by passage (one premise per passage that has a selected sentence, in passage order).
 /// A lexical ranking drops sentences that share no content word with the unit; when none shares
 /// one, the first passage's first K sentences are the premise. Only sources without a sentence
@@ -131,17 +144,11 @@ pub fn select_premises(
     // Every (passage, sentence) with its relevance, flattened in passage order.
     let mut flat: Vec<(usize, usize)> = Vec::new();
     let mut score: Vec<f64> = Vec::new();
-    for (p, (passage, sp)) in passages.iter().zip(split).enumerate() {
+    let unit_words = content_words(unit);
+    for (p, sp) in split.iter().enumerate() {
         let rel = match relevance {
             Some(r) => r[p].clone(),
-            None => {
-                let sents: Vec<String> = sp
-                    .sentences(&passage.text)
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-                lexical_relevance(unit, &sents)
-            }
+            None => sp.lexical_relevance(&unit_words),
         };
         for (i, r) in rel.into_iter().enumerate() {
             flat.push((p, i));

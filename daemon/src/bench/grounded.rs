@@ -14,6 +14,7 @@ use std::time::Instant;
 use rusqlite::Connection;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use uq_core::aggregate::{aggregate, Aggregation};
 use uq_core::decompose::split_sentences;
 use uq_core::metrics::{auroc, average_precision};
 use uq_core::protocol::{NliProbs, ScoreResult};
@@ -496,8 +497,20 @@ fn grounded_dev(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Resul
         "nli_pairs": engine.nli_pairs_computed() - p0, "nli_tokens": engine.nli_tokens_computed() - t0,
         "wall_s": round(start.elapsed().as_secs_f64()), "llm_calls": 0}),
     );
+    // The same with the QA answer alone (length-confounded: see shared/data/README.md).
+    let pairs: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r.source.clone(), r.response.clone()))
+        .collect();
+    let alone: Vec<f64> = engine.nli(&pairs)?.iter().map(|p| p.entailment).collect();
+    report(
+        "baseline_uq_nli_whole_source_answer_alone",
+        &alone,
+        json!({"llm_calls": 0}),
+    );
     // (a) per sentence of the response (QA: question + answer as one unit) against the source's
-    // most relevant sentences; the answer's score is its least supported unit (min).
+    // most relevant sentences; the answer's score is its least supported unit (min) or the
+    // mean of its units.
     for premise in args.source_premises.iter().map(|p| p.to_json()) {
         let items: Vec<Item> = rows
             .iter()
@@ -513,24 +526,20 @@ fn grounded_dev(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Resul
             .collect();
         let a = run(engine, llm, &items, args.clients)?;
         for s in ["grounded_entailment", "grounded_noncontradiction"] {
-            let conf: Vec<f64> = a
-                .results
-                .iter()
-                .map(|r| {
-                    r.response_scores
-                        .get(s)
-                        .copied()
-                        .flatten()
-                        .unwrap_or(f64::NAN)
-                })
-                .collect();
-            report(
-                &format!("a_source_{s}"),
-                &conf,
-                json!({"scorer": s, "source_premise": premise,
-                "aggregation": "min", "nli_pairs": a.nli_pairs, "nli_tokens": a.nli_tokens,
-                "wall_s": round(a.wall_s), "llm_calls": 0}),
-            );
+            for agg in [Aggregation::Min, Aggregation::Mean] {
+                let conf: Vec<f64> = a
+                    .results
+                    .iter()
+                    .map(|r| aggregate(&r.unit_scores(s), agg).unwrap_or(f64::NAN))
+                    .collect();
+                report(
+                    &format!("a_source_{s}"),
+                    &conf,
+                    json!({"scorer": s, "source_premise": premise, "aggregation": agg.as_str(),
+                    "nli_pairs": a.nli_pairs, "nli_tokens": a.nli_tokens,
+                    "wall_s": round(a.wall_s), "llm_calls": 0}),
+                );
+            }
         }
     }
     Ok(())

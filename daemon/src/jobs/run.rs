@@ -432,37 +432,40 @@ pub fn score_row(
 ) -> Result<RowOut, String> {
     let mut options = row_options(spec, row)?;
     let mut samples = row_samples(spec, row)?;
+    // An FTS5 table named by option sources is searched for the answer (once it is known).
+    let given_answer = row.answer.as_deref().filter(|a| !a.trim().is_empty());
+    let mut notes = match given_answer {
+        Some(answer) => resolve_sources(db, &mut options, answer)?,
+        None => Vec::new(),
+    };
     // With sample_when_open, a row without samples is scored on its sources first; only when
     // they leave a unit open are the samples generated and the row scored again.
-    let mut first = None;
-    if spec.sample_when_open && samples.is_none() {
-        if let Some(answer) = row.answer.as_deref().filter(|a| !a.trim().is_empty()) {
-            let notes = resolve_sources(db, &mut options, answer)?;
-            let score = pipeline::score(engine, llm, answer, &[], &options)?;
-            let open = score
-                .scores
-                .iter()
-                .any(|s| s.evidence.as_ref().is_some_and(|e| e.verdict == "silent"));
-            if !open {
-                first = Some((answer.to_string(), score, notes));
-            }
+    if let (true, None, Some(answer)) = (spec.sample_when_open, &samples, given_answer) {
+        let mut score = pipeline::score(engine, llm, answer, &[], &options)?;
+        let open = score
+            .scores
+            .iter()
+            .any(|s| s.evidence.as_ref().is_some_and(|e| e.verdict == "silent"));
+        if !open {
+            score.notes.extend(notes.iter().cloned());
+            let saved = Saved {
+                samples: spec.generate,
+                retrieval_notes: notes.len(),
+            };
+            let answer = answer.to_string();
+            return finish_row(
+                engine,
+                llm,
+                spec,
+                row,
+                answer,
+                (None, None),
+                vec![],
+                options,
+                score,
+                saved,
+            );
         }
-    }
-    if let Some((answer, mut score, notes)) = first {
-        score.notes.extend(notes.iter().cloned());
-        return finish_row(
-            engine,
-            llm,
-            spec,
-            row,
-            answer,
-            (None, None),
-            vec![],
-            options,
-            score,
-            spec.generate,
-            notes.len(),
-        );
     }
     let (generated_answer, generated_samples) =
         generate_missing(llm, spec, row, &options, &mut samples)?;
@@ -471,9 +474,15 @@ pub fn score_row(
         None => row.answer.clone().unwrap_or_default(),
     };
     let samples = samples.unwrap_or_default();
-    let notes = resolve_sources(db, &mut options, &answer)?;
+    if given_answer.is_none() {
+        notes = resolve_sources(db, &mut options, &answer)?;
+    }
     let mut score = pipeline::score(engine, llm, &answer, &samples, &options)?;
     score.notes.extend(notes.iter().cloned());
+    let saved = Saved {
+        samples: 0,
+        retrieval_notes: notes.len(),
+    };
     finish_row(
         engine,
         llm,
@@ -484,9 +493,15 @@ pub fn score_row(
         samples,
         options,
         score,
-        0,
-        notes.len(),
+        saved,
     )
+}
+
+/// What a row records beside its results: the samples `sample_when_open` did not generate, and
+/// the notes of its FTS5 retrieval.
+struct Saved {
+    samples: usize,
+    retrieval_notes: usize,
 }
 
 /// Option `sources` naming an FTS5 table, searched in the job's database `db` (read only);
@@ -524,8 +539,7 @@ fn finish_row(
     samples: Vec<String>,
     options: Value,
     score: ScoreResult,
-    samples_saved: usize,
-    retrieval_notes: usize,
+    saved: Saved,
 ) -> Result<RowOut, String> {
     let uad = row_uad(engine, llm, spec, &answer, &samples, &options, &score)?;
     let mut labels = given_labels(spec, row, score.units.len())?;
@@ -539,8 +553,8 @@ fn finish_row(
         uad,
         labels,
         nli_unparsed: 0,
-        samples_saved,
-        retrieval_notes,
+        samples_saved: saved.samples,
+        retrieval_notes: saved.retrieval_notes,
     })
 }
 
