@@ -204,3 +204,37 @@ fn refusals_and_time_outs_name_the_judge() {
     );
     assert!(e.contains("\"binary\"") && e.contains("\"maybe\""), "{e}");
 }
+
+/// The grounded scorers send their (premise, unit) pairs to the judge too: the source's
+/// sentences as the text, the unit as the statement.
+#[test]
+fn grounded_scorers_ask_the_judge() {
+    let (d, fake) = setup("judge-grounded");
+    let r = d.ok(&json!({"op": "score", "response": format!("{PARIS} {LYON}"), "samples": [],
+        "options": {"units": [PARIS, LYON],
+                    "scorers": ["grounded_entailment", "grounded_noncontradiction"],
+                    "sources": ["France's capital is Paris, on the Seine."],
+                    "nli_llm": fake.config()}}));
+    let p = (-0.25f64).exp();
+    let e = scores_by(&r, "grounded_entailment");
+    assert!(close(e[0], p) && close(e[1], (1.0 - p) / 2.0), "{e:?}");
+    let nc = scores_by(&r, "grounded_noncontradiction");
+    assert!(close(nc[1], 1.0 - p), "{nc:?}");
+    assert_eq!(fake.requests(), 2, "one pair per unit (one passage)");
+    assert!(
+        fake.seen()
+            .iter()
+            .all(|b| user_message(b).contains("France's capital is Paris")),
+        "the source is the judge's text"
+    );
+    let verdicts: Vec<&str> = r["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["scorer"] == "grounded_entailment")
+        .map(|s| s["evidence"]["verdict"].as_str().unwrap())
+        .collect();
+    // p = 0.78: past the entailment threshold (0.7), short of the contradiction one (0.9).
+    assert_eq!(verdicts, ["supported", "silent"]);
+    assert!(r["notes"].to_string().contains("judged 2 NLI pairs"), "{r}");
+}
