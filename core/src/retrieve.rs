@@ -441,4 +441,130 @@ mod tests {
             assert!(e.contains(needle), "{bad}: {e}");
         }
     }
+
+    /// A database of one FTS5 table `docs(body, title)` whose search returns the rows sharing a
+    /// quoted word with the query, in rowid order.
+    struct Fake {
+        rows: Vec<(i64, &'static str)>,
+        searches: Vec<(String, usize)>,
+    }
+
+    impl SourceDb for Fake {
+        fn table_sql(&mut self, name: &str) -> Result<Option<String>, String> {
+            Ok(match name {
+                "docs" => Some("CREATE VIRTUAL TABLE docs USING fts5(body, title)".into()),
+                "plain" => Some("CREATE TABLE plain(body)".into()),
+                _ => None,
+            })
+        }
+        fn columns(&mut self, _: &str) -> Result<Vec<String>, String> {
+            Ok(vec!["body".into(), "title".into()])
+        }
+        fn search(
+            &mut self,
+            sql: &str,
+            query: &str,
+            limit: usize,
+        ) -> Result<Vec<(i64, Option<String>)>, String> {
+            assert!(
+                sql.contains("\"docs\" MATCH ?1 ORDER BY rank LIMIT ?2"),
+                "{sql}"
+            );
+            self.searches.push((query.to_string(), limit));
+            let words: Vec<String> = query
+                .split(" OR ")
+                .map(|w| w.trim_matches('"').to_string())
+                .collect();
+            Ok(self
+                .rows
+                .iter()
+                .filter(|(_, t)| words.iter().any(|w| t.to_lowercase().contains(w.as_str())))
+                .take(limit)
+                .map(|(id, t)| (*id, Some(t.to_string())))
+                .collect())
+        }
+    }
+
+    fn fake() -> Fake {
+        Fake {
+            rows: vec![
+                (7, "Curie was born in Warsaw."),
+                (9, "Einstein was born in Ulm."),
+                (12, "Paris is big."),
+            ],
+            searches: vec![],
+        }
+    }
+
+    #[test]
+    fn resolve_pools_per_unit_rows_once_and_notes_what_found_nothing() {
+        let mut db = fake();
+        let mut o = json!({"sources": {"fts": "docs", "k": 2, "per": "unit"},
+                           "units": ["Curie was born in Warsaw.", "Einstein lived in Ulm.", "Zebras run."]})
+            .as_object()
+            .unwrap()
+            .clone();
+        let notes = resolve_sources(&mut db, &mut o, "ignored").unwrap();
+        // Unit 0 finds 7 and 9 ("born"), unit 1 finds 9 again: each row once, in order found.
+        assert_eq!(
+            o["sources"],
+            json!([{"id": "7", "text": "Curie was born in Warsaw."}, {"id": "9", "text": "Einstein was born in Ulm."}])
+        );
+        assert_eq!(db.searches.len(), 3);
+        assert_eq!(notes, vec!["sources.fts: no row of \"docs\" matches unit 2 (\"Zebras run.\"); the sources are silent on it".to_string()]);
+        assert!(o.get("source_premise").is_none());
+    }
+
+    #[test]
+    fn resolve_by_answer_with_rerank_and_the_errors() {
+        let mut db = fake();
+        let mut o = json!({"sources": {"fts": "docs", "k": 1, "rerank": "embedding"}})
+            .as_object()
+            .unwrap()
+            .clone();
+        resolve_sources(&mut db, &mut o, "Paris is big. Curie too.").unwrap();
+        // One query from the whole answer, 3 × k candidates; the sentences ranked by embedding.
+        assert_eq!(
+            db.searches,
+            vec![(r#""paris" OR "big" OR "curie" OR "too""#.to_string(), 3)]
+        );
+        assert_eq!(
+            o["source_premise"],
+            json!({"top_k": 3, "rank": "embedding"})
+        );
+        // Claims not yet decomposed: the answer is queried, with a note for per = unit.
+        let mut o = json!({"sources": {"fts": "docs", "per": "unit"}, "granularity": "claim"})
+            .as_object()
+            .unwrap()
+            .clone();
+        let notes = resolve_sources(&mut fake(), &mut o, "Paris.").unwrap();
+        assert!(
+            notes[0].contains("retrieved for the whole answer"),
+            "{notes:?}"
+        );
+        // Passages given: nothing to do.
+        let mut o = json!({"sources": ["a"]}).as_object().unwrap().clone();
+        assert!(resolve_sources(&mut fake(), &mut o, "x")
+            .unwrap()
+            .is_empty());
+        assert_eq!(o["sources"], json!(["a"]));
+        for (spec, needle) in [
+            (
+                json!({"fts": "nope"}),
+                "there is no table \"nope\" in this database",
+            ),
+            (
+                json!({"fts": "plain"}),
+                "table \"plain\" is not an FTS5 table",
+            ),
+            (
+                json!({"fts": "docs", "column": "text"}),
+                "has no column \"text\": its columns are body, title",
+            ),
+        ] {
+            let mut o = json!({"sources": spec}).as_object().unwrap().clone();
+            let e = resolve_sources(&mut fake(), &mut o, "Paris.").unwrap_err();
+            assert!(e.contains(needle), "{e}");
+        }
+    }
 }
