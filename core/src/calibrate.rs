@@ -20,6 +20,7 @@
 //! [`Calibration::apply`] honours.
 
 pub mod adapt;
+pub mod conformal;
 
 pub use adapt::{FittedOn, Prior};
 

@@ -371,7 +371,13 @@ fn check_needs(spec: &JobSpec, table: &str) -> Result<(), String> {
     }
     if let Some(s) = spec
         .sample_when_open
-        .then(|| parsed.scoring.computed().into_iter().find(|s| s.needs_samples()))
+        .then(|| {
+            parsed
+                .scoring
+                .computed()
+                .into_iter()
+                .find(|s| s.needs_samples())
+        })
         .flatten()
     {
         return Err(format!(

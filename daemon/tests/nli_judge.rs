@@ -210,11 +210,13 @@ fn refusals_and_time_outs_name_the_judge() {
 #[test]
 fn grounded_scorers_ask_the_judge() {
     let (d, fake) = setup("judge-grounded");
-    let r = d.ok(&json!({"op": "score", "response": format!("{PARIS} {LYON}"), "samples": [],
+    let r = d.ok(
+        &json!({"op": "score", "response": format!("{PARIS} {LYON}"), "samples": [],
         "options": {"units": [PARIS, LYON],
                     "scorers": ["grounded_entailment", "grounded_noncontradiction"],
                     "sources": ["France's capital is Paris, on the Seine."],
-                    "nli_llm": fake.config()}}));
+                    "nli_llm": fake.config()}}),
+    );
     let p = (-0.25f64).exp();
     let e = scores_by(&r, "grounded_entailment");
     assert!(close(e[0], p) && close(e[1], (1.0 - p) / 2.0), "{e:?}");

@@ -522,6 +522,118 @@ fn calibration_and_ensemble_arguments() {
     assert!(sb.daemon_pid().is_none(), "these errors need no daemon");
 }
 
+#[test]
+fn conformal_arguments() {
+    let sb = Sandbox::new("errors-conformal");
+    let mut g = golden(
+        "conformal.txt",
+        "Bad arguments of uq_fit_conformal and bad conformal models in option conformal.",
+        &[&sb],
+    );
+    let t = "CREATE TABLE c(a, s, l); INSERT INTO c VALUES (1, 0.9, 1), (1, 0.4, 0), (2, 0.7, 1), (3, 0.2, 0), (4, 0.6, 1);";
+    let model = r#"{"method":"conformal","threshold":0.5,"alpha":0.1,"answers":30}"#;
+    let mut case = |title: &str, sql: String| sql_case(&mut g, &sb, ":memory:", title, &sql);
+    case(
+        "uq_fit_conformal: empty table",
+        "CREATE TABLE c(a, s, l); SELECT uq_fit_conformal(s, l, a, 0.1) FROM c;".into(),
+    );
+    case(
+        "uq_fit_conformal: alpha 0",
+        format!("{t} SELECT uq_fit_conformal(s, l, a, 0) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: alpha 1",
+        format!("{t} SELECT uq_fit_conformal(s, l, a, 1) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: alpha NULL",
+        format!("{t} SELECT uq_fit_conformal(s, l, a, NULL) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: alpha text",
+        format!("{t} SELECT uq_fit_conformal(s, l, a, 'ten percent') FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: alpha differing within a group",
+        format!("{t} SELECT uq_fit_conformal(s, l, a, 0.1 + rowid / 100.0) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: label 2",
+        format!(
+            "{t} INSERT INTO c VALUES (5, 0.5, 2); SELECT uq_fit_conformal(s, l, a, 0.1) FROM c;"
+        ),
+    );
+    case(
+        "uq_fit_conformal: label text",
+        format!("{t} INSERT INTO c VALUES (5, 0.5, 'yes'); SELECT uq_fit_conformal(s, l, a, 0.1) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: answer_key NULL",
+        format!("{t} INSERT INTO c VALUES (NULL, 0.5, 1); SELECT uq_fit_conformal(s, l, a, 0.1) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: score text",
+        format!("{t} INSERT INTO c VALUES (5, 'high', 1); SELECT uq_fit_conformal(s, l, a, 0.1) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: score outside [0, 1]",
+        format!("{t} SELECT uq_fit_conformal(s * 10, l, a, 0.5) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: too few answers",
+        format!("{t} SELECT uq_fit_conformal(s, l, a, 0.1) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: too few answers, NULL labels left out",
+        format!("{t} INSERT INTO c VALUES (5, 0.5, NULL), (6, 0.5, NULL); SELECT uq_fit_conformal(s, l, a, 0.15) FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: options_json not JSON",
+        format!("{t} SELECT uq_fit_conformal(s, l, a, 0.5, 'beta=0.2') FROM c;"),
+    );
+    case(
+        "uq_fit_conformal: beta 1",
+        format!(r#"{t} SELECT uq_fit_conformal(s, l, a, 0.5, '{{"beta":1}}') FROM c;"#),
+    );
+    case(
+        "uq_fit_conformal: unknown option",
+        format!(r#"{t} SELECT uq_fit_conformal(s, l, a, 0.5, '{{"gamma":1}}') FROM c;"#),
+    );
+    case(
+        "uq_fit_conformal: bad fitted_on",
+        format!(
+            r#"{t} SELECT uq_fit_conformal(s, l, a, 0.5, '{{"fitted_on":{{"scorer":"nope"}}}}') FROM c;"#
+        ),
+    );
+    // option conformal (checked before any daemon call)
+    case(
+        "options: conformal not an object",
+        r#"SELECT uad_filter('A b.', '["C d."]', '{"conformal":0.5}');"#.into(),
+    );
+    case(
+        "options: conformal a calibration model",
+        r#"SELECT uad_filter('A b.', '["C d."]', '{"conformal":{"method":"platt","a":4,"b":-2}}');"#.into(),
+    );
+    case(
+        "options: conformal without answers",
+        r#"SELECT uad_filter('A b.', '["C d."]', '{"conformal":{"method":"conformal","threshold":0.5,"alpha":0.1}}');"#.into(),
+    );
+    case(
+        "options: conformal with threshold",
+        format!(
+            r#"SELECT uad_filter('A b.', '["C d."]', json_object('conformal', json('{model}'), 'threshold', 0.5));"#
+        ),
+    );
+    case(
+        "options: conformal with threshold_percentile",
+        format!(
+            r#"SELECT uad_filter('A b.', '["C d."]', json_object('conformal', json('{model}'), 'threshold_percentile', 50));"#
+        ),
+    );
+    g.check();
+    assert!(sb.daemon_pid().is_none(), "these errors need no daemon");
+}
+
 /// An LLM registry with two names, for the resolution errors.
 const REG: &str = r#"INSERT INTO temp.uq_llms VALUES ('a', '{}'), ('b', '{"backend":"local"}');"#;
 

@@ -34,6 +34,8 @@ const FUNCTIONS: &[&str] = &[
     "uq_fit_calibration|2|a|1",
     "uq_fit_calibration|3|a|1",
     "uq_fit_calibration|4|a|1",
+    "uq_fit_conformal|4|a|1",
+    "uq_fit_conformal|5|a|1",
     "uq_fit_ensemble|2|a|1",
     "uq_fit_ensemble|3|a|1",
     "uq_fts_query|1|s|1",

@@ -195,9 +195,18 @@ impl Calibration {
     /// fitted on: one line per field recorded on both sides and different ("nli_model: fitted
     /// on X, applied to Y"). Empty when nothing was recorded.
     pub fn mismatches(&self, now: &FittedOn) -> Vec<String> {
-        let Some(then) = &self.fitted_on else {
-            return Vec::new();
-        };
+        self.fitted_on
+            .as_ref()
+            .map_or_else(Vec::new, |then| then.differences(now))
+    }
+}
+
+impl FittedOn {
+    /// Each field recorded on both sides that differs, as "field: fitted on A, applied to B"
+    /// (`self` the fit's setting, `now` the setting in use); a field not recorded is not
+    /// compared.
+    pub fn differences(&self, now: &FittedOn) -> Vec<String> {
+        let then = self;
         let mut out = Vec::new();
         let pairs: [(&str, Option<Value>, Option<Value>); 5] = [
             (

@@ -61,6 +61,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "prompt",
     "threshold",
     "threshold_percentile",
+    "conformal",
     "uad_scorer",
     "verify",
     "verify_threshold",
@@ -91,7 +92,7 @@ pub struct ScoreOptions {
     pub scoring: ScoringOptions,
     /// Stage 3: `aggregation`.
     pub aggregate: AggregateOptions,
-    /// Uncertainty-aware decoding: `threshold`, `threshold_percentile`, `uad_scorer`,
+    /// Uncertainty-aware decoding: `threshold`, `threshold_percentile`, `conformal`, `uad_scorer`,
     /// `verify`, `verify_threshold`.
     pub uad: UadOptions,
     /// Generated answers: `temperature`, `sampling_temperature`.

@@ -308,6 +308,19 @@ fn generation_and_uad_options() {
             json!({"threshold": 0.3, "threshold_percentile": 30}),
             "threshold_percentile",
         ),
+        (json!({"conformal": 0.5}), "option conformal"),
+        (
+            json!({"conformal": {"method": "platt", "a": 1, "b": 0}}),
+            "option conformal.method",
+        ),
+        (
+            json!({"conformal": CONFORMAL_MODEL(), "threshold": 0.5}),
+            "options conformal and threshold",
+        ),
+        (
+            json!({"conformal": CONFORMAL_MODEL(), "threshold_percentile": 50}),
+            "options conformal and threshold_percentile",
+        ),
     ];
     for (v, name) in cases {
         let e = parse_options(&v).unwrap_err();
@@ -653,4 +666,20 @@ fn base_url_lists_replicas() {
     );
     let e = parse_llm_config("llm", &json!({"replica_retry_ms": 0})).unwrap_err();
     assert!(e.contains("replica_retry_ms"), "{e}");
+}
+
+#[allow(non_snake_case)]
+fn CONFORMAL_MODEL() -> serde_json::Value {
+    json!({"method": "conformal", "threshold": 0.75, "alpha": 0.1, "answers": 30, "claims": 90,
+           "null_labels": 0})
+}
+
+#[test]
+fn conformal_model_sets_the_uad_threshold() {
+    let o = parse_options(&json!({"conformal": CONFORMAL_MODEL()})).unwrap();
+    let c = o.uad.conformal.clone().unwrap();
+    assert_eq!((c.threshold, c.alpha, c.answers), (0.75, 0.1, 30));
+    // The model's threshold, whatever the answer's scores.
+    assert_eq!(o.uad.threshold_for(&[0.1, 0.9]), Some(0.75));
+    assert_eq!(o.uad.threshold_for(&[]), Some(0.75));
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::values::{bool_option, ranged, string_option};
 use crate::aggregate::uad::uad_threshold;
 pub use crate::aggregate::uad::DEFAULT_UAD_THRESHOLD;
+use crate::calibrate::conformal::Conformal;
 use crate::scorers::Scorer;
 
 /// Default of option `verify_threshold`: a sentence of the reconstruction is kept when the kept
@@ -22,6 +23,9 @@ pub struct UadOptions {
     /// Option `threshold_percentile`: threshold = this percentile (0–100) of the answer's claim
     /// scores.
     pub threshold_percentile: Option<f64>,
+    /// Option `conformal`: a conformal factuality model (`uq_fit_conformal`,
+    /// [`crate::calibrate::conformal`]) whose threshold replaces `threshold`.
+    pub conformal: Option<Conformal>,
     /// Option `uad_scorer`: the scorer whose claim scores filter; `None` = the first of
     /// `scorers` ([`super::ScoreOptions::uad_scorer`]).
     pub uad_scorer: Option<Scorer>,
@@ -38,6 +42,7 @@ impl Default for UadOptions {
         UadOptions {
             threshold: None,
             threshold_percentile: None,
+            conformal: None,
             uad_scorer: None,
             verify: true,
             verify_threshold: DEFAULT_VERIFY_THRESHOLD,
@@ -67,6 +72,9 @@ impl UadOptions {
                     "0..=100",
                 )?)
             }
+            "conformal" => {
+                self.conformal = Some(Conformal::from_json(val, "option conformal")?);
+            }
             "verify" => self.verify = bool_option(key, val)?,
             "verify_threshold" => {
                 self.verify_threshold = ranged(
@@ -87,7 +95,7 @@ impl UadOptions {
         Ok(true)
     }
 
-    /// The options together: one threshold rule, not two.
+    /// The options together: one threshold rule, not two (a conformal model brings its own).
     pub(super) fn check(&self) -> Result<(), String> {
         if self.threshold.is_some() && self.threshold_percentile.is_some() {
             return Err(
@@ -96,12 +104,30 @@ impl UadOptions {
                     .to_string(),
             );
         }
+        if self.conformal.is_some() {
+            if let Some(other) = [
+                ("threshold", self.threshold.is_some()),
+                ("threshold_percentile", self.threshold_percentile.is_some()),
+            ]
+            .iter()
+            .find(|(_, given)| *given)
+            {
+                return Err(format!(
+                    "options conformal and {} both given: the conformal model brings its own \
+                     threshold (the one its guarantee holds for); drop {}",
+                    other.0, other.0
+                ));
+            }
+        }
         Ok(())
     }
 
-    /// The threshold for an answer whose claims score `scores` (see
-    /// [`crate::aggregate::uad::uad_threshold`]).
+    /// The threshold for an answer whose claims score `scores`: option `conformal`'s model's
+    /// threshold when given, else [`crate::aggregate::uad::uad_threshold`]'s.
     pub fn threshold_for(&self, scores: &[f64]) -> Option<f64> {
+        if let Some(c) = &self.conformal {
+            return Some(c.threshold);
+        }
         uad_threshold(scores, self.threshold, self.threshold_percentile)
     }
 }

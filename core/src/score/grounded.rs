@@ -36,7 +36,10 @@ pub struct SplitPassage {
 impl SplitPassage {
     pub fn of(text: &str) -> SplitPassage {
         let spans = crate::decompose::split_sentence_spans(text);
-        let words = spans.iter().map(|&(s, e)| content_words(&text[s..e])).collect();
+        let words = spans
+            .iter()
+            .map(|&(s, e)| content_words(&text[s..e]))
+            .collect();
         SplitPassage { spans, words }
     }
 

@@ -23,6 +23,9 @@
 //!   options `verify`, `verify_threshold`), and claims decomposed by the LLM come with the
 //!   response's uncovered sentences as extra units (option `coverage`, origin
 //!   `uncovered_sentence`), which are filtered like claims.
+//! * Conformal factuality: option `conformal` (a `uq_fit_conformal` model) replaces the
+//!   threshold by the model's, with P(all kept claims true) ≥ 1 − α for answers exchangeable with
+//!   its calibration answers; the notes say so ([`crate::pipeline::conformal_notes`]).
 //! * Calibration: when `options.calibration` has a model of the UAD scorer, everything above
 //!   uses the calibrated scores (probabilities), so `threshold: 0.7` keeps the claims at least
 //!   70 % likely to be true (kept ⇔ calibrated ≥ threshold).
@@ -119,6 +122,13 @@ fn uad_untallied(
     };
     let mut result = decide(engine, llm, &opts, response, claims, &origins, scores)?;
     result.notes.extend(notes);
+    // Option conformal: the guarantee in force, and a warning when its scores were made
+    // otherwise.
+    result.notes.extend(crate::pipeline::conformal_notes(
+        engine,
+        &opts,
+        Some(samples.len()),
+    ));
     Ok(result)
 }
 

@@ -226,6 +226,25 @@ pub(super) fn labelled(records: &[Record], scores: &[Vec<f64>]) -> (Vec<f64>, Ve
     (conf, supported)
 }
 
+/// Per record, each claim's score (NaN when NULL) and label (`None` unlabelled), in claim
+/// order: the answers of `bench conformal`.
+pub(super) fn answer_claims(
+    records: &[Record],
+    scores: &[Vec<f64>],
+) -> Vec<Vec<(f64, Option<bool>)>> {
+    records
+        .iter()
+        .zip(scores)
+        .map(|(rec, sc)| {
+            rec.response_claims
+                .iter()
+                .zip(sc)
+                .map(|(c, &s)| (s, c.supported()))
+                .collect()
+        })
+        .collect()
+}
+
 /// Labelled claims whose score is NULL (NaN, e.g. every NLI pair unparsed by the LLM judge),
 /// which [`labelled`] leaves out.
 fn null_labelled(records: &[Record], scores: &[Vec<f64>]) -> usize {

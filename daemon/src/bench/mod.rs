@@ -1,13 +1,16 @@
 //! Benchmarks of `uqd bench`, each printing one JSON object per line: `selfcheck` (sentence
 //! level, SelfCheckGPT WikiBio), `claims` (claim level, FActScore-Bio from the graph-uq data),
-//! `coverage` (what the decomposition LLM loses), `table` (a whole-table job), `soak` (a long mixed run against a restarted daemon) and `calibration`
-//! (calibrations and ensembles fitted on one graph-uq file, tested on the other).
+//! `coverage` (what the decomposition LLM loses), `table` (a whole-table job), `soak` (a long mixed run against a restarted daemon), `calibration`
+//! (calibrations and ensembles fitted on one graph-uq file, tested on the other) and
+//! `conformal` (the conformal factuality threshold's coverage over random splits and across
+//! files).
 //! `common` holds what they share: the measured scoring runs, the cached rerun, the raw model
 //! throughput and the summary line.
 
 mod calibration;
 mod claims;
 mod common;
+mod conformal;
 mod coverage;
 mod grounded;
 mod load;
@@ -18,6 +21,7 @@ mod table;
 pub use calibration::{calibration, CalibrationArgs};
 pub use claims::{claims, ClaimsArgs, SampleUnits};
 pub use common::{parse_premises, peak_rss_mb, Judge, DEFAULT_RAW_PAIRS};
+pub use conformal::{conformal, ConformalArgs};
 pub use coverage::coverage_bench;
 pub use grounded::{grounded, GroundedArgs};
 pub use load::{load, worker as load_worker, LoadArgs};

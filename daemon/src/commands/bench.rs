@@ -44,6 +44,12 @@ pub enum BenchCommand {
     /// FActScore file, tested on the other's (both directions): ECE and Brier before and after
     /// calibration per scorer, and the ensemble's AUROC against the best single scorer.
     Calibration(CalibrationFlags),
+    /// Conformal factuality (Mohri & Hashimoto 2024) on FActScore-Bio: the claims of a graph-uq
+    /// file scored once, then seeded random half/half splits of its answers: the UAD threshold
+    /// fitted on one half at alpha 0.05, 0.1, 0.2, 0.3, coverage (share of test answers whose
+    /// kept claims are all true) and kept share on the other, beside threshold 1/3 and the
+    /// 50th/90th percentile; with --data2 also fitted on one file, tested on the other.
+    Conformal(ConformalFlags),
     /// Grounded checking (units against sources, not samples): on SelfCheckGPT WikiBio with
     /// wiki_bio_text as the source, (a) the passage's own text, (b) retrieval from an FTS5
     /// table of all passages in chunks, (c) sample entailment, (d) grounded_fallback; on
@@ -250,6 +256,34 @@ pub struct SoakFlags {
 }
 
 #[derive(Args)]
+pub struct ConformalFlags {
+    /// The graph-uq FActScore file split into calibration and test halves.
+    #[arg(long, default_value = "../shared/data/graph_uq_factscore_gpt-4.jsonl")]
+    data: PathBuf,
+    /// A second file: split as the first, and the cross-file runs (fit on one, test on the
+    /// other).
+    #[arg(long)]
+    data2: Option<PathBuf>,
+    /// Random half/half splits per file.
+    #[arg(long, default_value_t = 500)]
+    splits: usize,
+    /// Seed of the splits.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Number of sampled responses per answer (m; the data holds 10).
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Concurrent clients submitting answers (default: 8 on the CPU, 32 on CUDA).
+    #[arg(long)]
+    clients: Option<usize>,
+    /// Only the first N answers of each file.
+    #[arg(long)]
+    limit: Option<usize>,
+    #[command(flatten)]
+    config: CliOverrides,
+}
+
+#[derive(Args)]
 pub struct CalibrationFlags {
     /// The two files (default: the GPT-4 and GPT-3.5-turbo files of ../shared/data).
     #[arg(
@@ -288,6 +322,22 @@ pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
         }
         BenchCommand::Soak(f) => soak(f)?,
         BenchCommand::Calibration(f) => calibration(f)?,
+        BenchCommand::Conformal(f) => {
+            let (engine, llm) = setup(f.config, f.samples)?;
+            if f.splits == 0 {
+                return Err("--splits must be at least 1".into());
+            }
+            let args = bench::ConformalArgs {
+                data: &f.data,
+                data2: f.data2.as_deref(),
+                splits: f.splits,
+                samples: f.samples,
+                clients: f.clients.unwrap_or(engine.device_defaults().bench_clients),
+                limit: f.limit,
+                seed: f.seed,
+            };
+            bench::conformal(&engine, &llm, &args)?;
+        }
         BenchCommand::Grounded(f) => {
             let (engine, llm) = setup(f.config, f.samples)?;
             bench::grounded(

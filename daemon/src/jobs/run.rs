@@ -161,6 +161,15 @@ pub fn run_job(
             unparsed.rows_unsampled, unparsed.scored, unparsed.samples_saved
         ));
     }
+    // UAD with a conformal model: the guarantee its threshold carries, and the settings that
+    // differ from those it was fitted on (num_samples as the job's option; all when not set).
+    if spec.uad {
+        notes.extend(crate::pipeline::conformal_notes(
+            engine,
+            &spec.parsed,
+            spec.parsed.scoring.num_samples,
+        ));
+    }
     if unparsed.retrieval_notes > 0 {
         notes.push(format!(
             "sources: {} FTS5 queries found no passage (those units were scored as the sources \

@@ -13,6 +13,7 @@ mod uad_filter;
 mod uq_calibration;
 mod uq_claim_union;
 mod uq_claims;
+mod uq_conformal;
 mod uq_coverage;
 mod uq_debug;
 mod uq_ensemble;
@@ -155,6 +156,9 @@ pub const OBJECTS: &[SqlObject] = &[
         db.create_aggregate_function(name, n, flags, uq_calibration::AdaptCalibration)
     }),
     scalar("uq_calibrate", &[2], PURE, uq_calibration::uq_calibrate),
+    aggregate("uq_fit_conformal", &[4, 5], |db, name, n, flags| {
+        db.create_aggregate_function(name, n, flags, uq_conformal::FitConformal)
+    }),
     aggregate("uq_fit_ensemble", &[2, 3], |db, name, n, flags| {
         db.create_aggregate_function(name, n, flags, uq_ensemble::FitEnsemble)
     }),

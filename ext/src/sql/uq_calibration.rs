@@ -110,12 +110,13 @@ impl FitCalibration {
     }
 }
 
-const FITTED_ON_FIX: &str = "pass a JSON object of what the scores were made with, e.g. \
+pub(super) const FITTED_ON_FIX: &str =
+    "pass a JSON object of what the scores were made with, e.g. \
      '{\"scorer\":\"entailment\",\"num_samples\":5,\"premise\":\"whole\"}' (keys scorer, \
      nli_model, precision, premise, num_samples; uqd status names the NLI model and precision)";
 
 /// A JSON argument's text (`arg` names it); `fix` says what to pass.
-fn json_text(f: &str, arg: &str, v: ValueRef<'_>, fix: &str) -> Result<String, String> {
+pub(super) fn json_text(f: &str, arg: &str, v: ValueRef<'_>, fix: &str) -> Result<String, String> {
     match v {
         ValueRef::Text(t) => Ok(String::from_utf8_lossy(t).into_owned()),
         ValueRef::Null => Err(format!("{f}: {arg} is NULL; {fix}")),
@@ -126,7 +127,12 @@ fn json_text(f: &str, arg: &str, v: ValueRef<'_>, fix: &str) -> Result<String, S
     }
 }
 
-fn parse_json(f: &str, arg: &str, text: &str, fix: &str) -> Result<serde_json::Value, String> {
+pub(super) fn parse_json(
+    f: &str,
+    arg: &str,
+    text: &str,
+    fix: &str,
+) -> Result<serde_json::Value, String> {
     serde_json::from_str(text).map_err(|e| format!("{f}: {arg} is not valid JSON ({e}); {fix}"))
 }
 
