@@ -10,15 +10,20 @@ fn a_job_over_a_context_column_survives_kill_9_without_loss_or_duplicates() {
     let cache = sb.dir.join("cache").join("completions.sqlite");
     let sb = sb.with_env("UQ_CACHE_DB", &cache.display().to_string());
     let db = sb.dir.join("rag.db").display().to_string();
-    let n = 30;
+    let n = 80;
     let code = format!(
         r#"
 import subprocess, signal, time
 db = sqlite3.connect({db:?})
 db.execute("CREATE TABLE rag(id INTEGER PRIMARY KEY, answer TEXT, context TEXT)")
-ctx = "Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903. She died in 1934."
-rows = [(i, "Marie Curie was born in Warsaw. She won the Nobel Prize in Physics. She died in {{}}.".format(1934 if i % 2 else 1950),
-         json.dumps([ctx, "Row {{}} of the knowledge base.".format(i)])) for i in range(1, {n} + 1)]
+# Every row its own texts (no NLI cache hits across rows), so the job takes a while.
+def row(i):
+    ctx = ("Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903. "
+           "She died in 1934. " + " ".join("In year {{}} the institute {{}} hired {{}} chemists.".format(1900 + j, i, j + i) for j in range(8)))
+    answer = ("Marie Curie was born in Warsaw. She won the Nobel Prize in Physics. She died in {{}}. "
+              "The institute {{}} hired {{}} chemists. It was founded in {{}}.").format(1934 if i % 2 else 1950, i, i + 3, 1880 + i)
+    return (i, answer, json.dumps([ctx, "Row {{}} of the knowledge base lists {{}} papers.".format(i, 10 * i)]))
+rows = [row(i) for i in range(1, {n} + 1)]
 db.executemany("INSERT INTO rag VALUES (?, ?, ?)", rows)
 db.commit()
 db.close()
@@ -66,15 +71,15 @@ print(json.dumps(dict(
     assert_eq!(v["final"], "done", "{v}");
     assert_eq!(v["answers"], n, "every row once: {v}");
     assert_eq!(v["distinct_keys"], n, "{v}");
-    // 3 sentences per answer, 2 scorers, every score with its evidence.
-    assert_eq!(v["scores"], 6 * n, "{v}");
-    assert_eq!(v["with_evidence"], 6 * n, "{v}");
+    // 5 sentences per answer, 2 scorers, every score with its evidence.
+    assert_eq!(v["scores"], 10 * n, "{v}");
+    assert_eq!(v["with_evidence"], 10 * n, "{v}");
     assert_eq!(v["job"], serde_json::json!(["done", n, n, 0]), "{v}");
     assert_eq!(
         v["committed_kept"], true,
         "rows committed before the kill are unchanged: {v}"
     );
-    assert!(v["committed"].as_i64().unwrap() >= 3 * 6, "{v}");
+    assert!(v["committed"].as_i64().unwrap() >= 3 * 10, "{v}");
     // The right year is supported by the row's context, the wrong one not.
     assert!(v["right_year"].as_f64().unwrap() > 0.7, "{v}");
     assert!(
