@@ -35,8 +35,8 @@ use uq_core::ensemble::{Objective, Training};
 use uq_core::metrics::{auroc, brier, ece};
 use uq_core::scorers::Scorer;
 
-use super::claims::{check_samples, claim_scorers, claim_scores, jobs, labelled, load, ECE_BINS};
-use super::common::{round, run_all, RunConfig};
+use super::claims::{claim_scorers, claim_scores, labelled, score_file, ECE_BINS};
+use super::common::round;
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
 
@@ -78,8 +78,8 @@ pub fn calibration(
 ) -> Result<(), String> {
     let scorers = claim_scorers(false);
     let files = [
-        score_file(engine, llm, args.data[0], args, &scorers)?,
-        score_file(engine, llm, args.data[1], args, &scorers)?,
+        labelled_file(engine, llm, args.data[0], args, &scorers)?,
+        labelled_file(engine, llm, args.data[1], args, &scorers)?,
     ];
     // per method, the largest ECE after calibration: across files, within a file
     let mut worst = [[0.0f64; 2]; 2];
@@ -149,34 +149,18 @@ pub fn calibration(
 }
 
 /// Scores one file's claims with `scorers` and keeps the labelled ones.
-fn score_file(
+fn labelled_file(
     engine: &Engine,
     llm: &LlmService,
     path: &Path,
     args: &CalibrationArgs,
     scorers: &[Scorer],
 ) -> Result<Labelled, String> {
-    let records = load(path, args.limit)?;
-    check_samples(&records, args.samples).map_err(|e| format!("{}: {e}", path.display()))?;
-    let name = path
-        .file_stem()
-        .map_or_else(
-            || path.display().to_string(),
-            |s| s.to_string_lossy().into_owned(),
-        )
-        .trim_start_matches("graph_uq_factscore_")
-        .to_string();
-    eprintln!("bench: scoring {} ({} answers)", name, records.len());
-    let results = run_all(
+    let (name, records, results) = score_file(
         engine,
         llm,
-        &jobs(&records, args.samples, None),
-        &RunConfig::new(
-            args.clients,
-            uq_core::score::premise::default_premise(uq_core::scorers::Granularity::Claim),
-            0,
-            None,
-        ),
+        path,
+        (args.samples, args.clients, args.limit),
         scorers,
     )?;
     let mut labels = Vec::new();

@@ -353,3 +353,36 @@ fn uad_lines(scorer: Scorer, records: &[Record], scores: &[Vec<f64>]) -> Vec<Val
         })
         .collect()
 }
+
+/// One graph-uq file scored for the benches that fit on one file and test on another
+/// (`calibration`, `conformal`): its name (the file stem less `graph_uq_factscore_`), its
+/// records (the first `limit`) and each record's scores by `scorers` (the answer's claims as
+/// units, the first `samples` samples, the claim default premise).
+pub(super) fn score_file(
+    engine: &Engine,
+    llm: &LlmService,
+    path: &Path,
+    (samples, clients, limit): (usize, usize, Option<usize>),
+    scorers: &[Scorer],
+) -> Result<(String, Vec<Record>, Vec<ScoreResult>), String> {
+    let records = load(path, limit)?;
+    check_samples(&records, samples).map_err(|e| format!("{}: {e}", path.display()))?;
+    let name = path
+        .file_stem()
+        .map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        )
+        .trim_start_matches("graph_uq_factscore_")
+        .to_string();
+    eprintln!("bench: scoring {} ({} answers)", name, records.len());
+    let run = RunConfig::new(
+        clients,
+        uq_core::score::premise::default_premise(Granularity::Claim),
+        0,
+        None,
+    );
+    let results =
+        super::common::run_all(engine, llm, &jobs(&records, samples, None), &run, scorers)?;
+    Ok((name, records, results))
+}

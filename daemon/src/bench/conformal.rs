@@ -18,8 +18,8 @@ use uq_core::aggregate::uad::{uad_kept, uad_threshold};
 use uq_core::calibrate::conformal::Conformal;
 use uq_core::scorers::Scorer;
 
-use super::claims::{answer_claims, check_samples, claim_scorers, claim_scores, jobs, load};
-use super::common::{round, run_all, RunConfig};
+use super::claims::{answer_claims, claim_scorers, claim_scores, score_file};
+use super::common::round;
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
 
@@ -139,9 +139,9 @@ fn spread(v: &[f64]) -> serde_json::Value {
 /// Runs the benchmark and prints its JSON lines (progress goes to stderr).
 pub fn conformal(engine: &Engine, llm: &LlmService, args: &ConformalArgs) -> Result<(), String> {
     let scorers = claim_scorers(false);
-    let a = score_file(engine, llm, args.data, args, &scorers)?;
+    let a = scored_file(engine, llm, args.data, args, &scorers)?;
     let b = match args.data2 {
-        Some(p) => Some(score_file(engine, llm, p, args, &scorers)?),
+        Some(p) => Some(scored_file(engine, llm, p, args, &scorers)?),
         None => None,
     };
     for file in std::iter::once(&a).chain(b.as_ref()) {
@@ -154,34 +154,18 @@ pub fn conformal(engine: &Engine, llm: &LlmService, args: &ConformalArgs) -> Res
     Ok(())
 }
 
-fn score_file(
+fn scored_file(
     engine: &Engine,
     llm: &LlmService,
     path: &Path,
     args: &ConformalArgs,
     scorers: &[Scorer],
 ) -> Result<Scored, String> {
-    let records = load(path, args.limit)?;
-    check_samples(&records, args.samples).map_err(|e| format!("{}: {e}", path.display()))?;
-    let name = path
-        .file_stem()
-        .map_or_else(
-            || path.display().to_string(),
-            |s| s.to_string_lossy().into_owned(),
-        )
-        .trim_start_matches("graph_uq_factscore_")
-        .to_string();
-    eprintln!("bench: scoring {} ({} answers)", name, records.len());
-    let results = run_all(
+    let (name, records, results) = score_file(
         engine,
         llm,
-        &jobs(&records, args.samples, None),
-        &RunConfig::new(
-            args.clients,
-            uq_core::score::premise::default_premise(uq_core::scorers::Granularity::Claim),
-            0,
-            None,
-        ),
+        path,
+        (args.samples, args.clients, args.limit),
         scorers,
     )?;
     let mut per_scorer = Vec::new();
