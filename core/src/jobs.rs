@@ -165,26 +165,40 @@ fn scoring_options(
             scoring.insert(k.clone(), v.clone());
         }
     }
-    // A sources column gives each row its sources: validated as if they were given.
-    let per_row_sources = options.get("sources_column").is_some_and(|v| !v.is_null());
     let mut adapt = None;
     if let Some(Value::Object(c)) = scoring.get_mut("calibration") {
         if let Some(a) = c.remove("adapt") {
             adapt = Some(Adapt::parse(&a)?);
         }
     }
-    let scoring = Value::Object(scoring);
     let mut checked = scoring.clone();
-    if per_row_sources {
-        checked["sources"] = Value::Array(Vec::new());
-    }
-    let parsed = parse_options(&checked).map_err(|e| {
+    stand_in_sources(options, &mut checked);
+    let scoring = Value::Object(scoring);
+    let parsed = parse_options(&Value::Object(checked)).map_err(|e| {
         format!(
             "{e} (job options are the scoring options plus {})",
             JOB_KEYS.join(", ")
         )
     })?;
     Ok((scoring, adapt, parsed))
+}
+
+/// A job whose `sources_column` gives each row its sources has its scoring options checked as
+/// if option `sources` were given: an empty array stands in for it in `scoring` (the checked
+/// copy, never the stored options) unless `sources` is there already. Returns whether it was
+/// put in.
+pub fn stand_in_sources(
+    job_options: &Map<String, Value>,
+    scoring: &mut Map<String, Value>,
+) -> bool {
+    let per_row = job_options
+        .get("sources_column")
+        .is_some_and(|v| !v.is_null());
+    if !per_row || scoring.contains_key("sources") {
+        return false;
+    }
+    scoring.insert("sources".into(), Value::Array(Vec::new()));
+    true
 }
 
 /// The source columns the `*_column` options name (or their defaults), checked against the
@@ -355,37 +369,33 @@ fn check_needs(spec: &JobSpec, table: &str) -> Result<(), String> {
             "table {table:?} has no samples column: name it with option samples_column, or set option generate to the number of samples to generate"
         ));
     }
-    if spec.sample_when_open
-        && !(spec.generate > 0
+    if spec.sample_when_open {
+        if !(spec.generate > 0
             && parsed
                 .scoring
                 .scorers
                 .contains(&crate::scorers::Scorer::GroundedFallback))
-    {
-        return Err(
-            "option sample_when_open generates samples only for the rows the sources leave open: \
-             it needs scorer grounded_fallback and option generate (the samples per row), e.g. \
-             \"scorers\":[\"grounded_fallback\"],\"generate\":5"
-                .into(),
-        );
-    }
-    if let Some(s) = spec
-        .sample_when_open
-        .then(|| {
-            parsed
-                .scoring
-                .computed()
-                .into_iter()
-                .find(|s| s.needs_samples())
-        })
-        .flatten()
-    {
-        return Err(format!(
-            "option sample_when_open leaves out the samples of the rows the sources decide, but \
-             scorer {} compares samples in every row: score it in another job, or drop \
-             sample_when_open",
-            s.name()
-        ));
+        {
+            return Err(
+                "option sample_when_open generates samples only for the rows the sources leave \
+                 open: it needs scorer grounded_fallback and option generate (the samples per \
+                 row), e.g. \"scorers\":[\"grounded_fallback\"],\"generate\":5"
+                    .into(),
+            );
+        }
+        if let Some(s) = parsed
+            .scoring
+            .computed()
+            .into_iter()
+            .find(|s| s.needs_samples())
+        {
+            return Err(format!(
+                "option sample_when_open leaves out the samples of the rows the sources decide, \
+                 but scorer {} compares samples in every row: score it in another job, or drop \
+                 sample_when_open",
+                s.name()
+            ));
+        }
     }
     if spec.generate > 0 && columns.prompt.is_none() {
         return Err(format!(

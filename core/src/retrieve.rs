@@ -170,6 +170,15 @@ pub fn search_sql(table: &str, column: &str) -> String {
 pub const TABLE_SQL: &str =
     "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1 COLLATE NOCASE";
 
+/// The statement that reads a table's column names, in order: ?1 the table name.
+pub const COLUMNS_SQL: &str = "SELECT name FROM pragma_table_info(?1)";
+
+/// Whether `options` names an FTS5 table as its sources (`"sources":{"fts": …}`): only then is
+/// there anything to retrieve.
+pub fn names_fts_table(options: &Map<String, Value>) -> bool {
+    matches!(options.get("sources"), Some(Value::Object(o)) if o.contains_key("fts"))
+}
+
 /// A database that sources are retrieved from.
 pub trait SourceDb {
     /// The `CREATE` statement of table `name`, `None` when there is no such table.
@@ -346,7 +355,7 @@ pub fn resolve_sources(
     answer: &str,
 ) -> Result<Vec<String>, String> {
     let spec = match options.get("sources") {
-        Some(Value::Object(o)) if o.contains_key("fts") => FtsSpec::parse(o)?,
+        Some(Value::Object(o)) if names_fts_table(options) => FtsSpec::parse(o)?,
         _ => return Ok(Vec::new()),
     };
     let units: Option<Vec<String>> = match options.get("units") {

@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection};
 use serde_json::Value;
-use uq_core::retrieve::{resolve_sources, SourceDb, TABLE_SQL};
+use uq_core::retrieve::{resolve_sources, SourceDb, COLUMNS_SQL, TABLE_SQL};
 
 /// A connection the passages are retrieved from.
 pub struct Db<'a>(pub &'a Connection);
@@ -19,10 +19,7 @@ impl SourceDb for Db<'_> {
     }
 
     fn columns(&mut self, name: &str) -> Result<Vec<String>, String> {
-        let mut st = self
-            .0
-            .prepare("SELECT name FROM pragma_table_info(?1)")
-            .map_err(|e| e.to_string())?;
+        let mut st = self.0.prepare(COLUMNS_SQL).map_err(|e| e.to_string())?;
         let cols = st
             .query_map([name], |r| r.get::<_, String>(0))
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())

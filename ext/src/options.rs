@@ -149,37 +149,35 @@ impl Options {
         })
     }
 
-    /// When option `sources` names an FTS5 table, retrieves the passages for `answer` from this
-    /// connection (sources.rs), puts them in `map` in its place and validates the options
+    /// When option `sources` names an FTS5 table, retrieves the passages for `response` from
+    /// this connection (sources.rs), puts them in `map` in its place and validates the options
     /// again, so that `parsed` is what the daemon receives; the retrieval's notes go to
-    /// `notes`. Jobs do not call this: the daemon retrieves from the job's database.
+    /// `notes`. A blank response is searched with the units given as option `units` (they are
+    /// what is scored then). Jobs do not call this: the daemon retrieves from the job's
+    /// database.
     pub fn resolve_sources(
         &mut self,
         conn: &Connection,
         func: &str,
-        answer: &str,
+        response: &str,
     ) -> Result<(), String> {
         if !matches!(self.parsed.grounded.sources, Some(Sources::Fts(_))) {
             return Ok(());
         }
+        let text = if response.trim().is_empty() {
+            self.parsed
+                .decompose
+                .units
+                .as_deref()
+                .unwrap_or_default()
+                .join("\n")
+        } else {
+            response.to_string()
+        };
         self.notes =
-            sources::resolve(conn, &mut self.map, answer).map_err(|e| format!("{func}: {e}"))?;
+            sources::resolve(conn, &mut self.map, &text).map_err(|e| format!("{func}: {e}"))?;
         self.parsed = args::validate_options(func, &self.map)?;
         Ok(())
-    }
-
-    /// The text the sources are retrieved for: `response`, or, when it is blank, the units
-    /// given as option `units` (the units are what is scored then).
-    pub fn retrieval_text(&self, response: &str) -> String {
-        if !response.trim().is_empty() {
-            return response.to_string();
-        }
-        self.parsed
-            .decompose
-            .units
-            .as_deref()
-            .unwrap_or_default()
-            .join("\n")
     }
 
     /// The `options_json` argument `v` (NULL or absent: the defaults), resolved and validated.
@@ -264,8 +262,7 @@ impl AnswerArgs {
             Err(e) => return Err(e),
         };
         if args::has_units(&response, &options.parsed) {
-            let text = options.retrieval_text(&response);
-            options.resolve_sources(conn, func, &text)?;
+            options.resolve_sources(conn, func, &response)?;
         }
         Ok(AnswerArgs {
             response,

@@ -43,7 +43,8 @@ impl SplitPassage {
         SplitPassage { spans, words }
     }
 
-    /// Per sentence, the number of `unit_words` it contains ([`lexical_relevance`]'s measure).
+    /// Per sentence, the number of `unit_words` it contains
+    /// ([`crate::score::premise::lexical_relevance`]'s measure).
     fn lexical_relevance(&self, unit_words: &HashSet<String>) -> Vec<f64> {
         self.words
             .iter()
@@ -74,6 +75,19 @@ pub struct SourcePremise {
     pub matched: bool,
 }
 
+impl SourcePremise {
+    /// Passage `p` whole, as its own premise.
+    fn whole(p: usize, text: &str) -> SourcePremise {
+        SourcePremise {
+            passage: p,
+            start: 0,
+            end: text.chars().count(),
+            text: text.to_string(),
+            matched: true,
+        }
+    }
+}
+
 /// Character offset of byte offset `b` of `text`.
 fn char_offset(text: &str, b: usize) -> usize {
     text[..b].chars().count()
@@ -89,13 +103,7 @@ fn premise_of(
 ) -> SourcePremise {
     let n = split.spans.len();
     if n == 0 || n <= k || chosen.len() == n {
-        return SourcePremise {
-            passage: p,
-            start: 0,
-            end: text.chars().count(),
-            text: text.to_string(),
-            matched: true,
-        };
+        return SourcePremise::whole(p, text);
     }
     let first = split.spans[chosen[0]].0;
     let last = split.spans[*chosen.last().unwrap_or(&chosen[0])].1;
@@ -133,13 +141,7 @@ pub fn select_premises(
                 .iter()
                 .enumerate()
                 .filter(|(_, p)| !p.text.trim().is_empty())
-                .map(|(i, p)| SourcePremise {
-                    passage: i,
-                    start: 0,
-                    end: p.text.chars().count(),
-                    text: p.text.clone(),
-                    matched: true,
-                })
+                .map(|(i, p)| SourcePremise::whole(i, &p.text))
                 .collect()
         }
         Premise::TopK { k, rank } => (k, rank),
@@ -281,17 +283,19 @@ pub fn check(probs: &[NliProbs], t: Thresholds) -> Checked {
     } else if pc >= t.contradiction {
         (Verdict::Contradicted, ic)
     } else {
-        (Verdict::Silent, ic)
+        (Verdict::Silent, ie)
     };
     Checked {
         entailment: pe,
-        noncontradiction: 1.0 - probs[decisive].contradiction,
+        // Supported: read from the supporting premise; else the most contradicting one.
+        noncontradiction: 1.0
+            - if verdict == Verdict::Supported {
+                probs[ie].contradiction
+            } else {
+                pc
+            },
         verdict,
-        decisive: Some(if verdict == Verdict::Silent {
-            ie
-        } else {
-            decisive
-        }),
+        decisive: Some(decisive),
     }
 }
 

@@ -18,7 +18,10 @@ use uq_core::aggregate::{aggregate, Aggregation};
 use uq_core::decompose::split_sentences;
 use uq_core::metrics::{auroc, average_precision};
 use uq_core::protocol::{NliProbs, ScoreResult};
-use uq_core::score::grounded::{check, fallback_score, Thresholds, Verdict, DEFAULT_THRESHOLDS};
+use uq_core::score::grounded::{
+    check, fallback_score, Checked, Thresholds, Verdict, DEFAULT_THRESHOLDS,
+};
+use uq_core::score::premise::Premise;
 
 use super::common::{load_jsonl, pct, round};
 use crate::engine::Engine;
@@ -147,22 +150,24 @@ pub fn grounded(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Resul
     }
 }
 
-/// One result line of a run and scorer.
+/// One WikiBio result line of a run and scorer, with the AUROC of each half (`half[i]`: the
+/// record index parity of unit i).
 fn line(
-    data: &str,
     run_name: &str,
     scorer: &str,
     conf: &[f64],
-    accurate: &[bool],
+    (accurate, half): (&[bool], &[usize]),
     r: &Run,
     llm_calls: usize,
 ) -> Value {
     let (a, ap, nulls) = unit_metrics(conf, accurate);
     json!({
-        "bench": "grounded", "data": data, "run": run_name, "scorer": scorer,
+        "bench": "grounded", "data": "wikibio", "run": run_name, "scorer": scorer,
         "auroc": a, "nonfact_auc_pr": ap, "units": conf.len(), "null_scores": nulls,
         "nli_pairs": r.nli_pairs, "nli_tokens": r.nli_tokens, "wall_s": round(r.wall_s),
         "llm_calls": llm_calls,
+        "auroc_tune_half": half_auroc(conf, accurate, half, 0),
+        "auroc_check_half": half_auroc(conf, accurate, half, 1),
     })
 }
 
@@ -202,20 +207,25 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
             .flat_map(|r| r.unit_scores(scorer))
             .collect()
     };
-    let item = |r: &WikiBio, scorers: &[&str], sources: Option<Value>, samples: usize| Item {
-        response: r.gpt3_text.clone(),
-        samples: r.gpt3_text_samples[..samples].to_vec(),
-        options: {
+    let labels = (accurate.as_slice(), half.as_slice());
+    // An answer with its sentences as units; with sources, checked with `premise`'s selection.
+    let item =
+        |r: &WikiBio, scorers: &[&str], sources: Option<(Value, &Premise)>, samples: usize| {
             let mut o = json!({"units": r.gpt3_sentences, "scorers": scorers});
-            if let Some(s) = sources {
+            if let Some((s, premise)) = sources {
                 o["sources"] = s;
+                o["source_premise"] = premise.to_json();
             }
             if samples > 0 {
                 o["num_samples"] = json!(samples);
             }
-            o
-        },
-    };
+            Item {
+                response: r.gpt3_text.clone(),
+                samples: r.gpt3_text_samples[..samples].to_vec(),
+                options: o,
+            }
+        };
+    let premise = &args.source_premises[0];
     let g = ["grounded_entailment", "grounded_noncontradiction"];
     let mut out = Vec::new();
 
@@ -224,27 +234,12 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
     for premise in &args.source_premises {
         let items: Vec<Item> = recs
             .iter()
-            .map(|r| {
-                let mut it = item(r, &g, Some(json!(r.wiki_bio_text)), 0);
-                it.options["source_premise"] = premise.to_json();
-                it
-            })
+            .map(|r| item(r, &g, Some((json!(r.wiki_bio_text), premise)), 0))
             .collect();
         let a = run(engine, llm, &items, args.clients)?;
         for s in g {
-            let mut l = line(
-                "wikibio",
-                "a_source_text",
-                s,
-                &scores(&a, s),
-                &accurate,
-                &a,
-                0,
-            );
+            let mut l = line("a_source_text", s, &scores(&a, s), labels, &a, 0);
             l["source_premise"] = json!(premise.label());
-            let conf = scores(&a, s);
-            l["auroc_tune_half"] = json!(half_auroc(&conf, &accurate, &half, 0));
-            l["auroc_check_half"] = json!(half_auroc(&conf, &accurate, &half, 1));
             out.push(l);
         }
         first_a.get_or_insert(a);
@@ -266,8 +261,12 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
     let t = Instant::now();
     let (mut items, mut found_own, mut notes) = (Vec::new(), 0usize, 0usize);
     for (i, r) in recs.iter().enumerate() {
-        let mut it = item(r, &g, Some(json!({"fts": "chunks", "k": args.k})), 0);
-        it.options["source_premise"] = args.source_premises[0].to_json();
+        let mut it = item(
+            r,
+            &g,
+            Some((json!({"fts": "chunks", "k": args.k}), premise)),
+            0,
+        );
         notes += crate::sources::resolve(&conn, &mut it.options, &r.gpt3_text)?.len();
         let ids: Vec<usize> = it.options["sources"]
             .as_array()
@@ -285,23 +284,12 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
     let retrieval_s = t.elapsed().as_secs_f64();
     let b = run(engine, llm, &items, args.clients)?;
     for s in g {
-        let mut l = line(
-            "wikibio",
-            "b_fts_retrieval",
-            s,
-            &scores(&b, s),
-            &accurate,
-            &b,
-            0,
-        );
+        let mut l = line("b_fts_retrieval", s, &scores(&b, s), labels, &b, 0);
         l["chunks"] = json!(owner.len());
         l["k"] = json!(args.k);
         l["answers_with_own_passage_retrieved"] = json!(found_own);
         l["retrieval_s"] = json!(round(retrieval_s));
         l["retrieval_notes"] = json!(notes);
-        let conf = scores(&b, s);
-        l["auroc_tune_half"] = json!(half_auroc(&conf, &accurate, &half, 0));
-        l["auroc_check_half"] = json!(half_auroc(&conf, &accurate, &half, 1));
         out.push(l);
     }
 
@@ -312,11 +300,10 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
         .collect();
     let c = run(engine, llm, &items, args.clients)?;
     out.push(line(
-        "wikibio",
         "c_samples",
         "entailment",
         &scores(&c, "entailment"),
-        &accurate,
+        labels,
         &c,
         m * recs.len(),
     ));
@@ -325,9 +312,8 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
     let items: Vec<Item> = recs
         .iter()
         .map(|r| {
-            let mut it = item(r, &["grounded_fallback"], Some(json!(r.wiki_bio_text)), m);
-            it.options["source_premise"] = args.source_premises[0].to_json();
-            it
+            let sources = Some((json!(r.wiki_bio_text), premise));
+            item(r, &["grounded_fallback"], sources, m)
         })
         .collect();
     let d = run(engine, llm, &items, args.clients)?;
@@ -352,21 +338,18 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
         .count();
     let dconf = scores(&d, "grounded_fallback");
     let mut l = line(
-        "wikibio",
         "d_fallback",
         "grounded_fallback",
         &dconf,
-        &accurate,
+        labels,
         &d,
         m * sampled_answers,
     );
     l["units_decided_by_source"] = json!(decided_units);
     l["answers_needing_samples"] = json!(sampled_answers);
     l["llm_calls_saved"] = json!(m * (recs.len() - sampled_answers));
-    let by_half = |conf: &[f64], h: usize| half_auroc(conf, &accurate, &half, h);
-    l["auroc_tune_half"] = json!(by_half(&dconf, 0));
-    l["auroc_check_half"] = json!(by_half(&dconf, 1));
     out.push(l);
+    let by_half = |conf: &[f64], h: usize| half_auroc(conf, &accurate, &half, h);
 
     // References: the larger of source and samples (no saving possible), and the thresholds
     // compared on the tune half (from (a)'s NLI probabilities and (c)'s scores).
@@ -408,18 +391,26 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
             .map(|(p, &s)| fallback_score(&check(p, t), t, Some(s)))
             .collect()
     };
-    // Variant: a silent unit's band position from the larger of the samples' score and the
-    // source's own entailment.
-    let variant: Vec<f64> = probs
+    // The alternative fallback_score was chosen over: a silent unit placed in the band by the
+    // samples' score alone, not by the larger of it and the source's own p_e (a silent unit's
+    // p_e taken as 0 leaves only the samples).
+    let samples_alone: Vec<f64> = probs
         .iter()
         .zip(&ce)
         .map(|(p, &s)| {
             let c = check(p, DEFAULT_THRESHOLDS);
-            fallback_score(&c, DEFAULT_THRESHOLDS, Some(s.max(c.entailment)))
+            let c = match c.verdict {
+                Verdict::Silent => Checked {
+                    entailment: 0.0,
+                    ..c
+                },
+                _ => c,
+            };
+            fallback_score(&c, DEFAULT_THRESHOLDS, Some(s))
         })
         .collect();
-    out.push(json!({"bench": "grounded", "data": "wikibio", "reference": "fallback with max(samples, source p_e) in the band",
-        "auroc": unit_metrics(&variant, &accurate).0, "auroc_tune_half": by_half(&variant, 0), "auroc_check_half": by_half(&variant, 1)}));
+    out.push(json!({"bench": "grounded", "data": "wikibio", "reference": "fallback with the samples' score alone in the band",
+        "auroc": unit_metrics(&samples_alone, &accurate).0, "auroc_tune_half": by_half(&samples_alone, 0), "auroc_check_half": by_half(&samples_alone, 1)}));
     let mut grid = Vec::new();
     for te in [0.5, 0.6, 0.7, 0.8, 0.9] {
         for tc in [0.5, 0.7, 0.8, 0.9, 0.95] {

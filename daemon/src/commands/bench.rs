@@ -323,10 +323,10 @@ pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
         BenchCommand::Soak(f) => soak(f)?,
         BenchCommand::Calibration(f) => calibration(f)?,
         BenchCommand::Conformal(f) => {
-            let (engine, llm) = setup(f.config, f.samples)?;
             if f.splits == 0 {
                 return Err("--splits must be at least 1".into());
             }
+            let (engine, llm) = setup(f.config, f.samples)?;
             let args = bench::ConformalArgs {
                 data: &f.data,
                 data2: f.data2.as_deref(),
@@ -339,6 +339,11 @@ pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
             bench::conformal(&engine, &llm, &args)?;
         }
         BenchCommand::Grounded(f) => {
+            let source_premises = bench::parse_premises(
+                Some(&f.source_premise),
+                uq_core::scorers::Granularity::Sentence,
+            )
+            .map_err(|e| e.replace("--premise", "--source-premise"))?;
             let (engine, llm) = setup(f.config, f.samples)?;
             bench::grounded(
                 &engine,
@@ -350,11 +355,7 @@ pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
                     clients: f.clients,
                     k: f.k,
                     chunk: f.chunk,
-                    source_premises: bench::parse_premises(
-                        Some(&f.source_premise),
-                        uq_core::scorers::Granularity::Sentence,
-                    )
-                    .map_err(|e| e.replace("--premise", "--source-premise"))?,
+                    source_premises,
                 },
             )?;
         }

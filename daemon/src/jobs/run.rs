@@ -520,10 +520,10 @@ fn resolve_sources(
     options: &mut Value,
     answer: &str,
 ) -> Result<Vec<String>, String> {
-    let names_table = options
-        .get("sources")
-        .is_some_and(|s| s.get("fts").is_some());
-    if !names_table {
+    if !options
+        .as_object()
+        .is_some_and(uq_core::retrieve::names_fts_table)
+    {
         return Ok(Vec::new());
     }
     let db = db

@@ -14,6 +14,7 @@ use uq_core::score::grounded::{
 use uq_core::score::premise::{Premise, Rank};
 use uq_core::scorers::Scorer;
 
+use super::premise::dot;
 use super::Context;
 
 /// What the grounded family gives: one score and one evidence per unit for each scorer, and
@@ -80,12 +81,7 @@ fn unit_premises(
                 .map(|s| {
                     let r = sent_emb[offset..offset + s.spans.len()]
                         .iter()
-                        .map(|e| {
-                            ue.iter()
-                                .zip(e.iter())
-                                .map(|(a, b)| *a as f64 * *b as f64)
-                                .sum()
-                        })
+                        .map(|e| dot(ue, e))
                         .collect();
                     offset += s.spans.len();
                     r

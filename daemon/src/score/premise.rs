@@ -77,6 +77,6 @@ pub fn premises(
 }
 
 /// Cosine of two L2-normalised embeddings.
-fn dot(a: &[f32], b: &[f32]) -> f64 {
+pub(super) fn dot(a: &[f32], b: &[f32]) -> f64 {
     a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum()
 }

@@ -102,17 +102,12 @@ impl JobDb for UserDb<'_> {
             .into_iter()
             .partition(|(k, _)| JOB_KEYS.contains(&k.as_str()));
         // A sources_column gives each row its sources: checked as if option sources were given.
-        let per_row_sources = job_keys.get("sources_column").is_some_and(|v| !v.is_null())
-            && !scoring.contains_key("sources");
-        let mut resolved = if per_row_sources {
-            let mut checked = scoring;
-            checked.insert("sources".into(), Value::Array(Vec::new()));
-            let mut map = Options::new(self.0, func, checked)?.map;
-            map.remove("sources");
-            map
-        } else {
-            Options::new(self.0, func, scoring)?.map
-        };
+        let mut checked = scoring;
+        let stood_in = jobs::stand_in_sources(&job_keys, &mut checked);
+        let mut resolved = Options::new(self.0, func, checked)?.map;
+        if stood_in {
+            resolved.remove("sources");
+        }
         resolved.extend(job_keys);
         Ok(resolved)
     }

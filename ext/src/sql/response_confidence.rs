@@ -90,8 +90,7 @@ fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Res
     if !args::has_units(&response, &o.parsed) {
         return Ok(None);
     }
-    let text = o.retrieval_text(&response);
-    o.resolve_sources(&conn, f, &text).map_err(sql_err)?;
+    o.resolve_sources(&conn, f, &response).map_err(sql_err)?;
     let llm = o.score_uses_llm();
     let result = client
         .score(response, samples, o.map, llm)
