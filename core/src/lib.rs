@@ -10,6 +10,7 @@ pub mod calibrate;
 pub mod decompose;
 pub mod ensemble;
 pub mod generated_docs;
+pub mod highlight;
 pub mod jobs;
 pub mod json;
 pub mod limits;

@@ -32,6 +32,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "grounded",
         sql: include_str!("../../sql/migrations/0004_grounded.sql"),
     },
+    Migration {
+        version: 5,
+        name: "spans",
+        sql: include_str!("../../sql/migrations/0005_spans.sql"),
+    },
 ];
 
 /// The schema version after every migration.

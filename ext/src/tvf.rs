@@ -66,6 +66,15 @@ pub fn text_or_null(v: Option<&String>) -> Value {
     v.map_or(Value::Null, |t| Value::Text(t.clone()))
 }
 
+/// A unit's `start`, `end` and `alignment` columns (`uq_core::decompose::spans`): NULL, NULL,
+/// NULL for a unit not placed in its answer.
+pub fn span_values(span: Option<uq_core::decompose::spans::Span>) -> [Value; 3] {
+    match span {
+        Some(s) => [int(s.start), int(s.end), Value::Real(s.alignment)],
+        None => [Value::Null, Value::Null, Value::Null],
+    }
+}
+
 /// An INTEGER output value (saturating).
 pub fn int(n: impl TryInto<i64>) -> Value {
     Value::Integer(n.try_into().unwrap_or(i64::MAX))

@@ -13,7 +13,9 @@ packages it depends on. In the style of ``sqlite_vec``::
 and :mod:`uqlite.jobs`. Grounded checking (scorers ``grounded_entailment``,
 ``grounded_noncontradiction``, ``grounded_fallback``) checks each unit against sources instead of
 samples: option ``sources`` in SQL, ``score_frame(df, samples=None, sources="context")``, job
-option ``sources_column``. The SQL reference is docs/reference.md of the repository.
+option ``sources_column``. ``highlight(score_frame(...))`` shows the answers with their
+doubtful units marked (HTML in Jupyter; :mod:`uqlite.highlighted`). The SQL reference is
+docs/reference.md of the repository.
 """
 
 from .runtime import __version__, daemon_path, load, loadable_path, runtime_env
@@ -21,6 +23,7 @@ from .runtime import __version__, daemon_path, load, loadable_path, runtime_env
 __all__ = [
     "__version__",
     "daemon_path",
+    "highlight",
     "load",
     "loadable_path",
     "runtime_env",
@@ -47,3 +50,11 @@ def score_table(db_path, table, options=None, *, progress=True, resume=True, pol
     from .jobs import score_table as f
 
     return f(db_path, table, options, progress=progress, resume=resume, poll_s=poll_s)
+
+
+def highlight(scores, df=None, response="response", options=None, conn=None):
+    """The answers of a :func:`score_frame` result with each unit marked by its score:
+    see :func:`uqlite.highlighted.highlight`. Shown as HTML in Jupyter."""
+    from .highlighted import highlight as f
+
+    return f(scores, df=df, response=response, options=options, conn=conn)

@@ -103,12 +103,15 @@ def score_frame(df, response="response", samples="samples", options=None, conn=N
     option ``sources_column``).
 
     Returns a DataFrame with the columns ``row`` (the index label of the answer's row in
-    ``df``), ``unit_idx``, ``unit``, ``scorer``, ``score``, in row order; with ``sources``, also
+    ``df``), ``unit_idx``, ``unit``, ``scorer``, ``score``, ``start``, ``end``, ``alignment``
+    (the unit's place in the answer, characters from 0, end exclusive; NaN for a claim not
+    placed), in row order; with ``sources``, also
     ``evidence``: what decided a grounded score (a dict with ``decided_by``, ``verdict``,
     ``passage``, ``passage_id``, ``start``, ``end``, ``entailment``, ``contradiction``), None for
     the other scorers. ``conn``: a connection with uqlite loaded to reuse; by default an
     in-memory one. An error of the extension is raised as ``sqlite3.OperationalError`` naming
-    the row.
+    the row. ``uqlite.highlight(result)`` shows the answers highlighted by their scores (in
+    Jupyter, or as HTML): the answers are kept in ``result.attrs["uqlite_responses"]``.
     """
     pd = _pandas()
     if response is None:
@@ -139,9 +142,12 @@ def score_frame(df, response="response", samples="samples", options=None, conn=N
     resp_col = df[response]
     samp_col = df[samples] if samples is not None else [None] * n
     src_col = df[sources] if sources is not None else [None] * n
-    cols = "unit_idx, unit, scorer, score" + (", evidence" if sources is not None else "")
+    cols = "unit_idx, unit, scorer, score, start, end, alignment" + (
+        ", evidence" if sources is not None else ""
+    )
     sql = f"SELECT {cols} FROM uq_unit_scores(?, ?, ?)"
     rows = []
+    responses = {}
     try:
         for label, resp, samp, src in zip(df.index, resp_col, samp_col, src_col):
             if _missing(resp):
@@ -158,14 +164,17 @@ def score_frame(df, response="response", samples="samples", options=None, conn=N
                 out = conn.execute(sql, (str(resp), sj, row_opts)).fetchall()
             except sqlite3.Error as e:
                 raise type(e)(f"row {label!r}: {e}") from e
+            responses[label] = str(resp)
             if sources is None:
                 rows.extend((label,) + tuple(r) for r in out)
             else:
-                rows.extend((label,) + tuple(r[:4]) + (_evidence(r[4]),) for r in out)
+                rows.extend((label,) + tuple(r[:7]) + (_evidence(r[7]),) for r in out)
     finally:
         if own:
             conn.close()
-    columns = ["row", "unit_idx", "unit", "scorer", "score"]
+    columns = ["row", "unit_idx", "unit", "scorer", "score", "start", "end", "alignment"]
     if sources is not None:
         columns.append("evidence")
-    return pd.DataFrame(rows, columns=columns)
+    result = pd.DataFrame(rows, columns=columns)
+    result.attrs["uqlite_responses"] = responses
+    return result

@@ -8,6 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+pub mod browser;
 pub mod golden;
 pub mod users;
 

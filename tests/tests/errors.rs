@@ -1095,3 +1095,82 @@ fn grounded_checking_arguments() {
     }
     g.check();
 }
+
+#[test]
+fn highlight_arguments() {
+    let sb = Sandbox::new("errors-highlight");
+    let mut g = golden(
+        "highlight.txt",
+        "Bad arguments of uq_highlight (scalar and aggregate forms).",
+        &[&sb],
+    );
+    let r = "'Marie Curie was a physicist. She was born in 1867.'";
+    let rows = "CREATE TABLE u(unit, score, scorer); INSERT INTO u VALUES ('She was born in 1867.', 0.2, 'entailment');";
+    let mut case = |title: &str, sql: String| sql_case(&mut g, &sb, ":memory:", title, &sql);
+    case(
+        "units not a JSON array",
+        format!(r#"SELECT uq_highlight({r}, '{{"unit":"She was born in 1867.","score":0.2}}');"#),
+    );
+    case(
+        "units not JSON",
+        format!("SELECT uq_highlight({r}, 'unit, score');"),
+    );
+    case("units NULL", format!("SELECT uq_highlight({r}, NULL);"));
+    case(
+        "unit not an object",
+        format!(r#"SELECT uq_highlight({r}, '["She was born in 1867."]');"#),
+    );
+    case(
+        "span outside the answer",
+        format!(r#"SELECT uq_highlight({r}, '[{{"start":29,"end":80,"score":0.2}}]');"#),
+    );
+    case(
+        "span reversed",
+        format!(r#"SELECT uq_highlight({r}, '[{{"start":12,"end":4,"score":0.2}}]');"#),
+    );
+    case(
+        "only start",
+        format!(r#"SELECT uq_highlight({r}, '[{{"start":12,"score":0.2}}]');"#),
+    );
+    case(
+        "neither span nor unit",
+        format!(r#"SELECT uq_highlight({r}, '[{{"score":0.2}}]');"#),
+    );
+    case(
+        "score outside [0, 1]",
+        format!(r#"SELECT uq_highlight({r}, '[{{"unit":"She was born in 1867.","score":1.7}}]');"#),
+    );
+    case(
+        "no score",
+        format!(r#"SELECT uq_highlight({r}, '[{{"unit":"She was born in 1867."}}]');"#),
+    );
+    case(
+        "options unknown key",
+        format!(r#"SELECT uq_highlight({r}, '[]', '{{"threshold":0.5}}');"#),
+    );
+    case(
+        "options unsupported above doubtful",
+        format!(r#"SELECT uq_highlight({r}, '[]', '{{"unsupported":0.7}}');"#),
+    );
+    case(
+        "options format",
+        format!(r#"SELECT uq_highlight({r}, '[]', '{{"format":"markdown"}}');"#),
+    );
+    case(
+        "aggregate: score outside [0, 1]",
+        format!("{rows} SELECT uq_highlight({r}, unit, score * 10, scorer) FROM u;"),
+    );
+    case(
+        "aggregate: score text",
+        format!("{rows} SELECT uq_highlight({r}, unit, 'high', scorer) FROM u;"),
+    );
+    case(
+        "aggregate: two answers in one group",
+        format!("{rows} INSERT INTO u VALUES ('x', 0.5, 'e'); SELECT uq_highlight(CASE WHEN unit = 'x' THEN 'Other.' ELSE {r} END, unit, score, scorer) FROM u;"),
+    );
+    case(
+        "aggregate: unit NULL",
+        format!("{rows} SELECT uq_highlight({r}, NULL, score, scorer) FROM u;"),
+    );
+    g.check();
+}

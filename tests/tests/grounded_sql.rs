@@ -216,13 +216,13 @@ fn grounded_scorers_check_units_against_given_sources() {
         e,
         r#"uq_unit_scores: samples_json is NULL; pass a JSON array of sampled answers, e.g. '["sampled answer 1","sampled answer 2"]'"#
     );
-    // `evidence` is the 7th column, before the hidden ones.
+    // `evidence` is the 7th column, then the unit's span, before the hidden ones.
     let cols = sb.sqlite_ok(
         "SELECT group_concat(name, ',') FROM pragma_table_xinfo('uq_unit_scores') WHERE hidden = 0;",
     );
     assert_eq!(
         cols,
-        "unit_idx,unit,scorer,score,origin,calibrated,evidence"
+        "unit_idx,unit,scorer,score,origin,calibrated,evidence,start,end,alignment"
     );
 }
 

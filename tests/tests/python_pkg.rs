@@ -17,6 +17,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use uq_integration::browser;
 use uq_integration::*;
 
 /// Prints two hashes of the requirements (argv): with the wheels' bytes (the venv's stamp),
@@ -358,11 +359,11 @@ except sqlite3.OperationalError as e:
     );
     assert_eq!(
         line("COLUMNS"),
-        "COLUMNS ['row', 'unit_idx', 'unit', 'scorer', 'score']",
+        "COLUMNS ['row', 'unit_idx', 'unit', 'scorer', 'score', 'start', 'end', 'alignment']",
         "{out}"
     );
     // Curie: 3 sentences, Paris: 2; two scorers each.
-    assert_eq!(line("SHAPE"), "SHAPE (10, 5)", "{out}");
+    assert_eq!(line("SHAPE"), "SHAPE (10, 8)", "{out}");
     assert_eq!(line("ROWS"), r#"ROWS ["curie", "paris"]"#, "{out}");
     assert_eq!(line("SAME"), "SAME True", "{out}");
     assert_eq!(line("RHINE_LOW"), "RHINE_LOW True", "{out}");
@@ -560,55 +561,6 @@ impl Drop for Server {
     }
 }
 
-fn chromium() -> PathBuf {
-    ["chromium", "chromium-headless-shell", "chromium-browser"]
-        .iter()
-        .find_map(|b| {
-            std::env::var_os("PATH")?
-                .to_str()?
-                .split(':')
-                .map(|d| Path::new(d).join(b))
-                .find(|p| p.is_file())
-        })
-        .expect("no chromium or chromium-headless-shell on PATH: `make setup` installs one")
-}
-
-/// Runs headless Chromium with `args` on `url`, at most 120 s; returns stdout.
-fn chromium_run(profile: &Path, args: &[String], url: &str) -> String {
-    let mut child = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--no-first-run",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .arg(url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = String::new();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let _ = stdout.read_to_string(&mut out);
-        out
-    });
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("chromium did not finish in 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    reader.join().unwrap()
-}
-
 #[test]
 fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
     let env = Env::new("pydatasette");
@@ -713,7 +665,7 @@ fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
     // The HTML result page, rendered by headless Chromium: the scores are on it, coloured.
     let url = format!("http://127.0.0.1:{port}/answers?sql={}", url_encode(sql));
     let profile = env.sb.dir.join("chromium-profile");
-    let dom = chromium_run(&profile, &["--dump-dom".to_string()], &url);
+    let dom = browser::run(&profile, &["--dump-dom".to_string()], &url);
     let spans = dom.matches("class=\"uq-score\"").count();
     assert_eq!(spans, rows.len(), "one coloured score per row:\n{dom}");
     for r in rows {
@@ -726,7 +678,7 @@ fn datasette_plugin_serves_unit_scores_in_the_json_api_and_a_rendered_page() {
         );
     }
     let png = env.sb.dir.join("page.png");
-    chromium_run(
+    browser::run(
         &profile,
         &[
             format!("--screenshot={}", png.display()),
@@ -870,11 +822,11 @@ print("PLAIN", list(plain.columns))
     };
     assert_eq!(
         line("COLUMNS"),
-        "COLUMNS ['row', 'unit_idx', 'unit', 'scorer', 'score', 'evidence']",
+        "COLUMNS ['row', 'unit_idx', 'unit', 'scorer', 'score', 'start', 'end', 'alignment', 'evidence']",
         "{out}"
     );
     // One sentence per answer, two scorers.
-    assert_eq!(line("SHAPE"), "SHAPE (4, 6)", "{out}");
+    assert_eq!(line("SHAPE"), "SHAPE (4, 9)", "{out}");
     let scores: serde_json::Value =
         serde_json::from_str(line("SCORES").trim_start_matches("SCORES ")).unwrap();
     let (warsaw, vienna) = (
@@ -895,7 +847,7 @@ print("PLAIN", list(plain.columns))
     assert_eq!(line("NO_SOURCES"), "NO_SOURCES True silent", "{out}");
     assert_eq!(
         line("PLAIN"),
-        "PLAIN ['row', 'unit_idx', 'unit', 'scorer', 'score']",
+        "PLAIN ['row', 'unit_idx', 'unit', 'scorer', 'score', 'start', 'end', 'alignment']",
         "{out}"
     );
 }
@@ -965,6 +917,11 @@ print("EVIDENCE_DICTS", all(isinstance(e, dict) and "verdict" in e for e in df["
 /// Starts `datasette serve DB` in `env`'s directory on a free loopback port; the server and its
 /// port (it answers /-/plugins.json when this returns).
 fn serve_datasette(env: &Env, db: &str) -> (Server, u16) {
+    serve_datasette_with(env, db, &[])
+}
+
+/// `datasette serve DB` with `extra` arguments.
+fn serve_datasette_with(env: &Env, db: &str, extra: &[&str]) -> (Server, u16) {
     let port = free_port();
     let log_path = env.sb.dir.join("datasette.log");
     let log = std::fs::File::create(&log_path).unwrap();
@@ -973,6 +930,7 @@ fn serve_datasette(env: &Env, db: &str) -> (Server, u16) {
             .args(["serve", db, "--host", "127.0.0.1", "--port"])
             .arg(port.to_string())
             .args(["--setting", "sql_time_limit_ms", "120000"])
+            .args(extra)
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
@@ -1098,5 +1056,195 @@ db.close()
         page.matches("class=\"uq-score\"").count(),
         4,
         "one coloured score per row:\n{page}"
+    );
+}
+
+/// Answers for the highlight tests: one with an unsupported year, one holding HTML, one with
+/// accents, CJK and an emoji.
+const HIGHLIGHT_ROWS: &str = r#"[
+  ["curie", "Marie Curie was a physicist and chemist. She won the Nobel Prize in Physics in 1903. She was born in Vienna in 1867.",
+   ["Marie Curie was a physicist and chemist born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903.",
+    "Born in Warsaw, Marie Curie was a chemist and physicist. In 1903 she won the Nobel Prize in Physics."]],
+  ["html", "The <b>tag</b> & the <script>alert(1)</script> stayed text. It was 1903.",
+   ["The tag and the script stayed text. It was 1950."]],
+  ["zoe", "Zoë Brontë 🙂 lived in 東京 for years. She was born in 1901.",
+   ["Zoë Brontë lived in 東京 for years. She was born in 1950."]]
+]"#;
+
+#[test]
+fn datasette_highlighted_canned_query_shows_each_answer_marked_in_the_browser() {
+    let env = Env::new("pyhighlight-ds");
+    env.python(&format!(
+        r#"
+import json, sqlite3, uqlite
+db = sqlite3.connect("answers.db")
+db.execute("CREATE TABLE answers(id TEXT PRIMARY KEY, answer TEXT, samples TEXT)")
+db.executemany("INSERT INTO answers VALUES (?, ?, ?)",
+               [(k, a, json.dumps(s)) for k, a, s in json.loads({rows:?})])
+db.commit()
+db.close()
+uqlite.score_table("answers.db", "answers", {{"scorers": ["entailment"]}}, progress=False)
+"#,
+        rows = HIGHLIGHT_ROWS
+    ));
+    // The checker page is served by Datasette itself (--static), so it may read the frame.
+    let check = env.sb.dir.join("check");
+    std::fs::create_dir_all(&check).unwrap();
+    std::fs::write(
+        check.join("check.html"),
+        browser::checker_page("/answers/uq_highlighted?table=answers&scorer="),
+    )
+    .unwrap();
+    let static_dir = format!("check:{}", check.display());
+    let (_server, port) = serve_datasette_with(&env, "answers.db", &["--static", &static_dir]);
+
+    // The JSON API: one row per answer, the least confident first, its highlight as HTML text.
+    let (status, body) = http_get(
+        port,
+        "/answers/uq_highlighted.json?_shape=array&table=answers&scorer=",
+    )
+    .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let rows: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{body}");
+    let conf: Vec<f64> = rows
+        .iter()
+        .map(|r| r["confidence"].as_f64().unwrap())
+        .collect();
+    assert!(conf.windows(2).all(|w| w[0] <= w[1]), "{conf:?}");
+    assert!(rows.iter().all(|r| r["highlight"]
+        .as_str()
+        .unwrap()
+        .starts_with("<div class=\"uq-highlight\"")));
+
+    // The page, in Chromium: each stored unit is one mark, coloured by its score.
+    let db = env.sb.dir.join("answers.db").display().to_string();
+    let stored = stdout_ok(
+        &env.sb.sqlite_on(&db, "SELECT json_group_array(json_object('unit', unit, 'score', score)) FROM uq_scored_units;"),
+        "stored units",
+    );
+    let stored: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    let stored = stored.as_array().unwrap();
+    assert_eq!(stored.len(), 3 + 2 + 2, "{stored:?}");
+    let seen = browser::marks(
+        &env.sb.dir.join("chromium-profile"),
+        &format!("http://127.0.0.1:{port}/check/check.html"),
+        &[],
+    );
+    let marks = seen["marks"].as_array().unwrap();
+    assert_eq!(marks.len(), stored.len(), "one mark per unit: {seen}");
+    for m in marks {
+        let text = m["text"].as_str().unwrap();
+        let unit = stored
+            .iter()
+            .find(|u| u["unit"] == text)
+            .unwrap_or_else(|| panic!("mark {text:?} is not a whole unit: {seen}"));
+        let score = unit["score"].as_f64().unwrap();
+        let shown: f64 = m["score"].as_str().unwrap().parse().unwrap();
+        assert!((shown - score).abs() < 1e-6, "{m} vs {unit}");
+        assert_eq!(
+            m["background"],
+            browser::css_rgb(uq_core::highlight::colour(score)),
+            "the mark's colour is its score's: {m}"
+        );
+        assert!(m["title"].as_str().unwrap().contains(text), "{m}");
+    }
+    // The contradicted birth years are unsupported (double underline); orange, not lilac.
+    for year in ["She was born in Vienna in 1867.", "She was born in 1901."] {
+        let m = marks.iter().find(|m| m["text"] == year).unwrap();
+        assert!(
+            m["cls"].as_str().unwrap().ends_with("uq-unsupported"),
+            "{m}"
+        );
+        assert_eq!(m["underline"], "double", "{m}");
+    }
+    // HTML in an answer stays text: only the marks' own elements inside a highlight.
+    let blocks = seen["highlights"].as_array().unwrap();
+    assert_eq!(blocks.len(), 3, "{seen}");
+    for b in blocks {
+        for t in b["tags"].as_array().unwrap() {
+            assert!(["SPAN", "DIV"].contains(&t.as_str().unwrap()), "{b}");
+        }
+    }
+    assert!(blocks
+        .iter()
+        .any(|b| b["text"].as_str().unwrap().starts_with(
+            "The <b>tag</b> & the <script>alert(1)</script> stayed text. It was 1903."
+        )));
+    assert!(blocks.iter().any(|b| b["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("Zoë Brontë 🙂 lived in 東京")));
+
+    // A text that only looks like uq_highlight's output is shown as text, not as HTML.
+    let forged = "<div class=\"uq-highlight\"><img src=x onerror=alert(1)></div>";
+    let sql = format!("SELECT '{forged}' AS h");
+    let (_, page) = http_get(port, &format!("/answers?sql={}", url_encode(&sql))).unwrap();
+    assert!(
+        !page.contains("<img src=x"),
+        "forged markup rendered as HTML"
+    );
+    assert!(
+        page.contains("&lt;img src=x"),
+        "forged markup shown as text"
+    );
+
+    if let Ok(keep) = std::env::var("UQ_HIGHLIGHT_SCREENSHOT") {
+        browser::run(
+            &env.sb.dir.join("chromium-profile"),
+            &[
+                format!("--screenshot={keep}"),
+                "--window-size=1300,900".to_string(),
+            ],
+            &format!("http://127.0.0.1:{port}/answers/uq_highlighted?table=answers&scorer="),
+        );
+    }
+}
+
+#[test]
+fn score_frame_results_show_highlighted_in_jupyter() {
+    let env = Env::new("pyhighlight-frame");
+    let out = env.python(&format!(
+        r#"
+import json, uqlite, pandas as pd
+rows = json.loads({rows:?})
+frame = pd.DataFrame({{"response": [a for _, a, _ in rows], "samples": [s for _, _, s in rows]}},
+                     index=[k for k, _, _ in rows])
+scores = uqlite.score_frame(frame, options={{"scorers": ["entailment", "noncontradiction"]}})
+h = uqlite.highlight(scores)
+html = h._repr_html_()
+print("N", len(h))
+print("TABLE", html.startswith('<table class="uq-highlighted">'))
+print("MARKS", html.count('class="uq-hl '), html.count('data-units="2"'))
+print("ESCAPED", "&lt;script&gt;" in h["html"] and "<script>" not in html)
+text = uqlite.highlight(scores, df=frame, options={{"format": "text"}})
+print("TEXT", json.dumps(text["curie"]))
+try:
+    uqlite.highlight(scores.drop(columns=["start", "end"]), options={{"unsupported": 0.9}})
+except Exception as e:
+    print("ERROR", type(e).__name__, str(e).splitlines()[0])
+"#,
+        rows = HIGHLIGHT_ROWS
+    ));
+    let line = |p: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no {p} line in:\n{out}"))
+            .to_string()
+    };
+    assert_eq!(line("N"), "N 3", "{out}");
+    assert_eq!(line("TABLE"), "TABLE True", "{out}");
+    // 7 sentences, each under both scorers: one mark each, listing both.
+    assert_eq!(line("MARKS"), "MARKS 7 7", "{out}");
+    assert_eq!(line("ESCAPED"), "ESCAPED True", "{out}");
+    assert_eq!(
+        line("TEXT"),
+        r#"TEXT "Marie Curie was a physicist and chemist. She won the Nobel Prize in Physics in 1903. [!She was born in Vienna in 1867.]""#,
+        "{out}"
+    );
+    assert!(
+        line("ERROR").contains("row 'curie': uq_highlight: options_json: unsupported (0.9) must be at most doubtful (0.5)"),
+        "{out}"
     );
 }

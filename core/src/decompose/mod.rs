@@ -2,8 +2,9 @@
 //!
 //! For g = sent, δ is rule-based sentence segmentation ([`split_sentences`]). For g = claim
 //! the paper uses LLM-based claim extraction; uqlite takes the claims from the caller
-//! (`units` / `sample_units` options) instead.
+//! (`units` / `sample_units` options) instead. Each unit's place in the answer: [`spans`].
 
 pub mod sentences;
+pub mod spans;
 
 pub use sentences::{split_sentence_spans, split_sentences};

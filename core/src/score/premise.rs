@@ -180,6 +180,11 @@ const STOPWORDS: &[&str] = &[
     "who", "which", "also", "after", "before", "into", "during", "s", "not", "no",
 ];
 
+/// Whether `word` (lowercased) is one of the [`STOPWORDS`].
+pub(crate) fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
+}
+
 /// The distinct content words of `text`: lowercased alphanumeric tokens (the n-gram scorers'
 /// tokenizer) that are not [`STOPWORDS`].
 pub(crate) fn content_words(text: &str) -> HashSet<String> {

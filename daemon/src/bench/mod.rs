@@ -3,7 +3,7 @@
 //! `coverage` (what the decomposition LLM loses), `table` (a whole-table job), `soak` (a long mixed run against a restarted daemon), `calibration`
 //! (calibrations and ensembles fitted on one graph-uq file, tested on the other) and
 //! `conformal` (the conformal factuality threshold's coverage over random splits and across
-//! files).
+//! files) and `spans` (the claim alignment against hand-marked spans).
 //! `common` holds what they share: the measured scoring runs, the cached rerun, the raw model
 //! throughput and the summary line.
 
@@ -16,6 +16,7 @@ mod grounded;
 mod load;
 mod selfcheck;
 mod soak;
+mod spans;
 mod table;
 
 pub use calibration::{calibration, CalibrationArgs};
@@ -27,4 +28,5 @@ pub use grounded::{grounded, GroundedArgs};
 pub use load::{load, worker as load_worker, LoadArgs};
 pub use selfcheck::{compare_precisions, selfcheck, SelfcheckArgs};
 pub use soak::{soak, SoakArgs};
+pub use spans::{spans, SpansArgs};
 pub use table::{table, TableArgs};

@@ -56,6 +56,19 @@ pub enum BenchCommand {
     /// grounded_dev.jsonl, (a) per task beside the whole-source uq_nli baseline. AUROC, NonFact
     /// AUC-PR, NLI pairs, tokens, wall time, LLM calls.
     Grounded(GroundedFlags),
+    /// Claim spans: the alignment of FActScore-Bio claims to their answer (no model, no LLM)
+    /// against hand-marked spans: character F1, overlap, same sentence, share placed.
+    Spans(SpansFlags),
+}
+
+#[derive(Args)]
+pub struct SpansFlags {
+    /// A graph-uq FActScore file (shared/data/graph_uq_factscore_gpt-4.jsonl).
+    #[arg(long)]
+    data: PathBuf,
+    /// The hand-marked spans: one {line, claim_idx, start, end} per claim.
+    #[arg(long, default_value = "tests/golden/spans/factscore_gpt-4_20.jsonl")]
+    marks: PathBuf,
 }
 
 #[derive(Args)]
@@ -338,6 +351,10 @@ pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
             };
             bench::conformal(&engine, &llm, &args)?;
         }
+        BenchCommand::Spans(f) => bench::spans(&bench::SpansArgs {
+            data: &f.data,
+            marks: &f.marks,
+        })?,
         BenchCommand::Grounded(f) => {
             let source_premises = bench::parse_premises(
                 Some(&f.source_premise),

@@ -3,6 +3,7 @@
 //! labels and errors, and the job's counters, commit together or not at all.
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use uq_core::decompose::spans::unit_spans;
 use uq_core::jobs::JobSpec;
 use uq_core::protocol::{ScoreResult, UadResult};
 use uq_llm::Usage;
@@ -245,7 +246,7 @@ fn write_row(
     let answer_id = tx.last_insert_rowid();
     insert_samples(tx, answer_id, out)?;
     let granularity = spec.parsed.decompose.granularity.as_str();
-    let unit_ids = insert_units(tx, answer_id, granularity, &out.score)?;
+    let unit_ids = insert_units(tx, answer_id, &out.answer, granularity, &out.score)?;
     insert_unit_scores(tx, &unit_ids, &out.score)?;
     insert_response_scores(tx, answer_id, spec, &out.score)?;
     if let Some(u) = &out.uad {
@@ -307,18 +308,32 @@ fn insert_samples(tx: &Transaction<'_>, answer_id: i64, out: &RowOut) -> Result<
     Ok(())
 }
 
-/// The answer's units in order; returns their ids, by unit index.
+/// The answer's units in order, each with its span in `answer` (`uq_core::decompose::spans`);
+/// returns their ids, by unit index.
 fn insert_units(
     tx: &Transaction<'_>,
     answer_id: i64,
+    answer: &str,
     granularity: &str,
     score: &ScoreResult,
 ) -> Result<Vec<i64>, String> {
     let mut unit_ids = Vec::with_capacity(score.units.len());
+    let spans = unit_spans(answer, &score.units);
     for (i, u) in score.units.iter().enumerate() {
+        let span = spans.get(i).copied().flatten();
         tx.execute(
-            "INSERT INTO uq_unit(answer_id, granularity, position, text, origin) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![answer_id, granularity, i as i64, u, score.origins.get(i)],
+            "INSERT INTO uq_unit(answer_id, granularity, position, text, origin, start, end, \
+             alignment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                answer_id,
+                granularity,
+                i as i64,
+                u,
+                score.origins.get(i),
+                span.map(|s| s.start as i64),
+                span.map(|s| s.end as i64),
+                span.map(|s| s.alignment),
+            ],
         )
         .map_err(sql_err("write a unit"))?;
         unit_ids.push(tx.last_insert_rowid());

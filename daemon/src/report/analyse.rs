@@ -8,7 +8,7 @@ use uq_core::metrics::{
     auroc, average_precision, best_f1_threshold, brier, ece, pearson, spearman,
 };
 
-use super::load::{AnswerRow, Data, Run, UnitRow, NO_SCHEMA};
+use super::load::{AnswerRow, Data, Run, SpanRow, UnitRow, NO_SCHEMA};
 
 /// Equal-width bins of the ECE and of the reliability diagrams.
 pub const CALIBRATION_BINS: usize = 10;
@@ -150,7 +150,22 @@ pub struct Report {
     pub ablation: Vec<AblationGroup>,
     /// Per (run, granularity): the scorer shown and its lowest-scored units.
     pub lowest: Vec<(GroupKey, String, Vec<UnitRow>)>,
+    /// Per (run, granularity): the scorer shown and its least confident answers, highlighted.
+    pub highlighted: Vec<(GroupKey, String, Vec<HighlightedAnswer>)>,
 }
+
+/// An answer of the report's "least confident answers": its response score and its text as
+/// `uq_core::highlight` HTML.
+#[derive(Debug, Clone)]
+pub struct HighlightedAnswer {
+    pub source_key: String,
+    pub prompt: Option<String>,
+    pub score: Option<f64>,
+    pub html: String,
+}
+
+/// How many answers the report highlights per run and granularity.
+pub const HIGHLIGHTED_ANSWERS: usize = 5;
 
 /// Scorers of a group in the run's `scorers_json` order, then any others by name.
 fn ordered_scorers(run: Option<&Run>, present: &BTreeSet<String>) -> Vec<String> {
@@ -295,6 +310,7 @@ pub fn analyse(db: String, data: Data) -> Report {
     let mut unit_metrics_v = Vec::new();
     let mut uad = Vec::new();
     let mut lowest = Vec::new();
+    let mut highlighted = Vec::new();
     for (key, by_scorer) in &groups {
         let obj = objective_only[key];
         let present: BTreeSet<String> = by_scorer.keys().cloned().collect();
@@ -305,6 +321,8 @@ pub fn analyse(db: String, data: Data) -> Report {
         uad.extend(uad_group(key, by_scorer, &scorers, obj));
         if let Some(first) = scorers.first() {
             lowest.push((key.clone(), first.clone(), lowest_units(&by_scorer[first])));
+            let answers = least_confident_answers(&data, &by_scorer[first]);
+            highlighted.push((key.clone(), first.clone(), answers));
         }
     }
     let response_metrics = response_metrics(&data.answers);
@@ -319,6 +337,7 @@ pub fn analyse(db: String, data: Data) -> Report {
         uad,
         ablation,
         lowest,
+        highlighted,
     }
 }
 
@@ -376,6 +395,88 @@ fn uad_group(
         n_labelled: n,
         curves,
     })
+}
+
+/// The [`HIGHLIGHTED_ANSWERS`] answers of one scorer's units with the lowest response score
+/// (the mean of their unit scores when no response score is stored; ties by answer id), each
+/// highlighted by its units' scores: at their stored spans, or found in the answer for units
+/// written before schema v5.
+fn least_confident_answers(data: &Data, rows: &[&UnitRow]) -> Vec<HighlightedAnswer> {
+    use uq_core::highlight::{marks, render, Mark, Options};
+    let mut by_answer: BTreeMap<i64, Vec<&UnitRow>> = BTreeMap::new();
+    for u in rows {
+        by_answer.entry(u.answer_id).or_default().push(u);
+    }
+    let response_score = |id: i64, units: &[&UnitRow]| -> Option<f64> {
+        let run = data
+            .runs
+            .iter()
+            .find(|r| Some(r.id) == units.first().map(|u| u.run_id));
+        data.answers
+            .iter()
+            .find(|a| {
+                a.answer_id == id
+                    && Some(&a.scorer) == units.first().map(|u| &u.scorer)
+                    && run.is_none_or(|r| r.aggregation == a.aggregation)
+            })
+            .and_then(|a| a.score)
+            .or_else(|| {
+                let s: Vec<f64> = units.iter().filter_map(|u| u.score).collect();
+                (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64)
+            })
+    };
+    let mut scored: Vec<(Option<f64>, i64, Vec<&UnitRow>)> = by_answer
+        .into_iter()
+        .map(|(id, units)| (response_score(id, &units), id, units))
+        .collect();
+    scored.sort_by(|a, b| {
+        a.0.unwrap_or(f64::INFINITY)
+            .total_cmp(&b.0.unwrap_or(f64::INFINITY))
+            .then(a.1.cmp(&b.1))
+    });
+    scored.truncate(HIGHLIGHTED_ANSWERS);
+    let options = Options {
+        legend: true,
+        ..Options::default()
+    };
+    scored
+        .into_iter()
+        .filter_map(|(score, id, units)| {
+            let text = data.answer_texts.get(&id)?;
+            let n = text.chars().count();
+            let clamp = |x: Option<f64>| x.filter(|s| (0.0..=1.0).contains(s));
+            let stored: Option<Vec<Mark>> = units
+                .iter()
+                .map(|u| match u.span {
+                    SpanRow::Stored(span) => Some(Mark {
+                        unit: Some(u.unit.clone()),
+                        scorer: Some(u.scorer.clone()),
+                        score: clamp(u.score),
+                        span: span.filter(|&(_, e)| e <= n),
+                    }),
+                    SpanRow::Unknown => None,
+                })
+                .collect();
+            let m = match stored {
+                Some(m) => m,
+                None => {
+                    let given: Vec<serde_json::Value> = units
+                        .iter()
+                        .map(|u| {
+                            serde_json::json!({"unit": u.unit, "score": clamp(u.score), "scorer": u.scorer})
+                        })
+                        .collect();
+                    marks(text, &serde_json::Value::Array(given)).ok()?
+                }
+            };
+            Some(HighlightedAnswer {
+                source_key: units[0].source_key.clone(),
+                prompt: units[0].prompt.clone(),
+                score,
+                html: render(text, &m, &options),
+            })
+        })
+        .collect()
 }
 
 /// The 8 lowest-scored units of one scorer (ties by unit id).

@@ -60,6 +60,7 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
     response_table(&mut h, r);
     uad_and_ablation(&mut h, figs);
     calibration(&mut h, r, figs);
+    highlighted_answers(&mut h, r);
     lowest_units(&mut h, r);
     h.push_str("</body></html>\n");
     h
@@ -220,6 +221,32 @@ fn calibration(h: &mut String, r: &Report, figs: &[Figure]) {
         h.push_str("<p class=\"expl\">No evaluated units (scores in [0, 1] with factual labels): nothing to draw.</p>");
     } else {
         h.push_str(&figures_of(figs, Section::Calibration));
+    }
+}
+
+/// The least confident answers of each (run, granularity), highlighted by their units' scores.
+fn highlighted_answers(h: &mut String, r: &Report) {
+    h.push_str("<h2>Least confident answers, highlighted</h2><p class=\"expl\">Per run and granularity, the answers with the lowest response confidence under the run's first scorer, each unit marked where it stands in the answer by its score: orange below 0.2 (unsupported, double underline), light orange below 0.5 (doubtful, dotted underline), lilac above. Hover a mark for its units and scores; a claim that could not be placed in the answer follows it.</p>");
+    for ((run, gran), scorer, answers) in &r.highlighted {
+        let _ = write!(
+            h,
+            "<h3>run {} · {} · {}</h3><table class=\"highlighted\"><tr><th class=\"t\">answer</th><th class=\"t\">prompt</th><th>confidence</th><th class=\"t\">highlighted</th></tr>",
+            run,
+            esc(gran),
+            esc(scorer)
+        );
+        for a in answers {
+            // a.html is uq_core::highlight's output: every text in it is escaped.
+            let _ = write!(
+                h,
+                "<tr>{}<td class=\"prompt\">{}</td>{}<td class=\"answer\">{}</td></tr>",
+                tcell(&truncate(&a.source_key, 40)),
+                esc(&truncate(a.prompt.as_deref().unwrap_or(""), 120)),
+                cell(&fmt3(a.score)),
+                a.html,
+            );
+        }
+        h.push_str("</table>");
     }
 }
 

@@ -46,6 +46,16 @@ pub struct UnitRow {
     /// The score calibrated by the run's `calibration` model (schema version ≥ 3); `None`
     /// without one.
     pub calibrated: Option<f64>,
+    /// The unit's span in its answer (schema version ≥ 5): `Stored(None)` for a unit that could
+    /// not be placed, `Unknown` for a unit written before v5.
+    pub span: SpanRow,
+}
+
+/// What the database says of a unit's place in its answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SpanRow {
+    Stored(Option<(usize, usize)>),
+    Unknown,
 }
 
 /// One row of `uq_scored_answers`.
@@ -66,6 +76,8 @@ pub struct Data {
     pub runs: Vec<Run>,
     pub units: Vec<UnitRow>,
     pub answers: Vec<AnswerRow>,
+    /// `uq_answer.answer` by answer id.
+    pub answer_texts: std::collections::HashMap<i64, String>,
 }
 
 /// Opens DB read-only and reads the schema's tables; a clear error when DB is missing, is not
@@ -90,11 +102,13 @@ pub fn load(db: &Path) -> Result<Data, String> {
     }
     let units = read_units(&conn).map_err(sql_err)?;
     let answers = read_answers(&conn).map_err(sql_err)?;
+    let answer_texts = read_answer_texts(&conn).map_err(sql_err)?;
     Ok(Data {
         schema_version,
         runs,
         units,
         answers,
+        answer_texts,
     })
 }
 
@@ -202,9 +216,14 @@ fn read_units(conn: &Connection) -> rusqlite::Result<Vec<UnitRow>> {
     } else {
         "NULL"
     };
+    // Columns start, end came with migration 5.
+    let spans = conn
+        .prepare("SELECT start, end FROM uq_scored_units LIMIT 0")
+        .is_ok();
+    let span_cols = if spans { "start, end" } else { "NULL, NULL" };
     conn.prepare(&format!(
         "SELECT run_id, answer_id, source_table, source_key, prompt, unit_id, granularity,
-                position, unit, scorer, score, label, objective, {calibrated}
+                position, unit, scorer, score, label, objective, {calibrated}, {span_cols}
          FROM uq_scored_units ORDER BY run_id, granularity, answer_id, position, scorer"
     ))
     .and_then(|mut st| {
@@ -224,10 +243,35 @@ fn read_units(conn: &Connection) -> rusqlite::Result<Vec<UnitRow>> {
                 label: r.get::<_, Option<i64>>(11)?.map(|l| l != 0),
                 objective: r.get::<_, Option<i64>>(12)?.map(|l| l != 0),
                 calibrated: r.get::<_, Option<f64>>(13)?.filter(|s| !s.is_nan()),
+                span: if spans {
+                    let (s, e): (Option<i64>, Option<i64>) = (r.get(14)?, r.get(15)?);
+                    SpanRow::Stored(match (s, e) {
+                        (Some(s), Some(e)) if 0 <= s && s < e => Some((s as usize, e as usize)),
+                        _ => None,
+                    })
+                } else {
+                    SpanRow::Unknown
+                },
             })
         })?
         .collect()
     })
+}
+
+/// The answers' texts, by id.
+fn read_answer_texts(
+    conn: &Connection,
+) -> rusqlite::Result<std::collections::HashMap<i64, String>> {
+    conn.prepare("SELECT answer_id, answer FROM uq_answer")
+        .and_then(|mut st| {
+            st.query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                ))
+            })?
+            .collect()
+        })
 }
 
 /// The rows of `uq_scored_answers`.

@@ -20,6 +20,7 @@ mod uq_ensemble;
 mod uq_fts_query;
 mod uq_generate;
 mod uq_grade;
+mod uq_highlight;
 mod uq_init;
 mod uq_llms;
 mod uq_nli;
@@ -164,6 +165,12 @@ pub const OBJECTS: &[SqlObject] = &[
     }),
     scalar("uq_ensemble", &[2], PURE, uq_ensemble::uq_ensemble),
     scalar("uq_fts_query", &[1], PURE, uq_fts_query::uq_fts_query),
+    // One name, two forms: (response, units_json[, options_json]) and, as an aggregate over a
+    // unit-score query's rows, (response, unit, score, scorer[, options_json]).
+    scalar("uq_highlight", &[2, 3], PURE, uq_highlight::uq_highlight),
+    aggregate("uq_highlight", &[4, 5], |db, name, n, flags| {
+        db.create_aggregate_function(name, n, flags, uq_highlight::HighlightRows)
+    }),
     table_fn::<uq_sentences::Sentences>(),
     table_fn::<uq_scorers::Scorers>(),
     table_fn::<uq_generate::Generate>(),

@@ -1,5 +1,6 @@
 //! `uad_claims(response, samples_json[, options_json])` table: the claims of uncertainty-aware
-//! decoding (uad.rs) and their fate.
+//! decoding (uad.rs) and their fate, with each claim's place in the response (`start`, `end`,
+//! `alignment`: `uq_core::decompose::spans`).
 
 use std::ffi::CStr;
 
@@ -9,7 +10,8 @@ use rusqlite::Connection;
 use super::uad::uad;
 use crate::client::Client;
 use crate::options::{AnswerArgs, SamplesFor};
-use crate::tvf::{int, real, TableFn};
+use crate::tvf::{int, real, span_values, TableFn};
+use uq_core::decompose::spans::unit_spans;
 
 /// `uad_claims(response, samples_json[, options_json])`; a blank response → no rows.
 pub struct UadClaims;
@@ -19,8 +21,8 @@ impl TableFn for UadClaims {
     const SCHEMA: &'static CStr = c"CREATE TABLE x(idx INTEGER, claim TEXT, score REAL, \
         kept INTEGER, threshold REAL, pre_confidence REAL, post_confidence REAL, \
         refined_response TEXT, origin TEXT, verified INTEGER, removed_sentences TEXT, \
-        calibrated REAL, response HIDDEN, samples_json HIDDEN, options_json HIDDEN)";
-    const N_OUT: usize = 12;
+        calibrated REAL, start INTEGER, end INTEGER, alignment REAL, response HIDDEN, samples_json HIDDEN, options_json HIDDEN)";
+    const N_OUT: usize = 15;
     const N_ARGS: usize = 3;
     const N_REQUIRED: usize = 2;
     const MISSING_ARGS: &'static str = "pass the arguments, e.g. \
@@ -35,13 +37,17 @@ impl TableFn for UadClaims {
         if !a.has_units() {
             return Ok(Vec::new());
         }
+        let response = a.response.clone();
         let r = uad(client, Self::NAME, a)?;
+        let texts: Vec<String> = r.claims.iter().map(|c| c.claim.clone()).collect();
+        let spans = unit_spans(&response, &texts);
         let removed = serde_json::to_string(&r.removed_sentences)
             .map_err(|e| format!("{}: {e}", Self::NAME))?;
         Ok(r.claims
             .into_iter()
-            .map(|c| {
-                vec![
+            .zip(spans)
+            .map(|(c, span)| {
+                let mut row = vec![
                     int(c.idx),
                     Value::Text(c.claim),
                     real(Some(c.score)),
@@ -54,7 +60,9 @@ impl TableFn for UadClaims {
                     Value::Integer(r.verified as i64),
                     Value::Text(removed.clone()),
                     real(c.calibrated),
-                ]
+                ];
+                row.extend(span_values(span));
+                row
             })
             .collect())
     }

@@ -10,7 +10,8 @@ use rusqlite::Connection;
 use crate::args;
 use crate::client::Client;
 use crate::options::Options;
-use crate::tvf::{int, TableFn};
+use crate::tvf::{int, span_values, TableFn};
+use uq_core::decompose::spans::unit_spans;
 
 /// `uq_claims(text[, options_json])`; NULL or blank text → no rows, no daemon call.
 pub struct Claims;
@@ -18,8 +19,9 @@ pub struct Claims;
 impl TableFn for Claims {
     const NAME: &'static str = "uq_claims";
     const SCHEMA: &'static CStr =
-        c"CREATE TABLE x(idx INTEGER, claim TEXT, text HIDDEN, options_json HIDDEN)";
-    const N_OUT: usize = 2;
+        c"CREATE TABLE x(idx INTEGER, claim TEXT, start INTEGER, end INTEGER, \
+          alignment REAL, text HIDDEN, options_json HIDDEN)";
+    const N_OUT: usize = 5;
     const N_ARGS: usize = 2;
     const N_REQUIRED: usize = 1;
     const MISSING_ARGS: &'static str = "pass the arguments, e.g. \
@@ -36,12 +38,20 @@ impl TableFn for Claims {
         let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
             return Ok(Vec::new());
         };
-        let result = client.claims(text, o.map).map_err(|e| o.used.error(F, e))?;
+        let result = client
+            .claims(text.clone(), o.map)
+            .map_err(|e| o.used.error(F, e))?;
+        let spans = unit_spans(&text, &result.claims);
         Ok(result
             .claims
             .into_iter()
+            .zip(spans)
             .enumerate()
-            .map(|(i, c)| vec![int(i), Value::Text(c)])
+            .map(|(i, (c, span))| {
+                let mut row = vec![int(i), Value::Text(c)];
+                row.extend(span_values(span));
+                row
+            })
             .collect())
     }
 }

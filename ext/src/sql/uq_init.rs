@@ -15,7 +15,7 @@ pub fn uq_init(_: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value> {
     migrate(&conn).map(Value::Integer)
 }
 
-fn sql<T>(what: &str) -> impl Fn(rusqlite::Error) -> rusqlite::Error + '_ {
+fn sql(what: &str) -> impl Fn(rusqlite::Error) -> rusqlite::Error + '_ {
     move |e| sql_err(format!("{what}: {e}"))
 }
 
@@ -23,7 +23,7 @@ fn sql<T>(what: &str) -> impl Fn(rusqlite::Error) -> rusqlite::Error + '_ {
 /// switches the database to WAL when it can (the daemon writes while readers read). Returns the
 /// schema version.
 pub fn migrate(conn: &Connection) -> rusqlite::Result<i64> {
-    let f = sql::<()>("uqlite schema");
+    let f = sql("uqlite schema");
     conn.execute_batch(BOOTSTRAP).map_err(&f)?;
     let applied: i64 = conn
         .query_row(APPLIED_VERSION, [], |r| r.get(0))

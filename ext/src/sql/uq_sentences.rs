@@ -1,5 +1,6 @@
 //! `uq_sentences(text)`: eponymous table-valued function, one row per sentence (`idx` from 0,
-//! `sentence`), split locally by `uq_core::decompose::split_sentences`. NULL/empty → no rows.
+//! `sentence`, and its place in the text: `start`, `end` in characters from 0, end exclusive),
+//! split locally by `uq_core::decompose::split_sentences`. NULL/empty → no rows.
 
 use std::ffi::CStr;
 
@@ -8,14 +9,16 @@ use rusqlite::Connection;
 
 use crate::args;
 use crate::client::Client;
-use crate::tvf::TableFn;
+use crate::tvf::{span_values, TableFn};
+use uq_core::decompose::spans::unit_spans;
 
 pub struct Sentences;
 
 impl TableFn for Sentences {
     const NAME: &'static str = "uq_sentences";
-    const SCHEMA: &'static CStr = c"CREATE TABLE x(idx INTEGER, sentence TEXT, text HIDDEN)";
-    const N_OUT: usize = 2;
+    const SCHEMA: &'static CStr =
+        c"CREATE TABLE x(idx INTEGER, sentence TEXT, start INTEGER, end INTEGER, text HIDDEN)";
+    const N_OUT: usize = 4;
     const N_ARGS: usize = 1;
     const N_REQUIRED: usize = 1;
     const MISSING_ARGS: &'static str =
@@ -32,10 +35,16 @@ impl TableFn for Sentences {
         let Some(text) = args::text(Self::NAME, "text", a[0])?.filter(|t| !t.is_empty()) else {
             return Ok(Vec::new());
         };
-        Ok(uq_core::decompose::split_sentences(&text)
+        let sentences = uq_core::decompose::split_sentences(&text);
+        let spans = unit_spans(&text, &sentences);
+        Ok(sentences
             .into_iter()
+            .zip(spans)
             .enumerate()
-            .map(|(i, s)| vec![Value::Integer(i as i64), Value::Text(s)])
+            .map(|(i, (s, span))| {
+                let [start, end, _] = span_values(span);
+                vec![Value::Integer(i as i64), Value::Text(s), start, end]
+            })
             .collect())
     }
 }

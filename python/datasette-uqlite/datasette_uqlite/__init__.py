@@ -3,12 +3,18 @@
 ``prepare_connection`` loads the extension (``uqlite.load``), so ``uq_unit_scores``,
 ``response_confidence``, the metric aggregates and the ``uq_*`` tables and views work in the SQL
 editor, canned queries and the JSON API. ``render_cell`` colours unit and answer scores in HTML
-pages (red 0 … green 1); the JSON API keeps the plain numbers. Every database gets the canned
+pages (red 0 … green 1) and shows ``uq_highlight`` output as the highlighted answer it is
+(checked against the markup ``uq_highlight`` writes, else shown as text); the JSON API keeps the
+plain values. Every database gets the canned
 query ``uq_grounded``: an answer's units checked against sources (grounded checking: given
 passages, or ``{"fts": table}`` for an FTS5 table of the database). A database holding uqlite's
 schema (a ``uq_score_table`` job ran on it) also gets ``uq_units``: its scored units, least
-supported first.
+supported first, and ``uq_highlighted``: each answer of a table with its units marked by
+their scores, least confident answer first.
 """
+
+from html.parser import HTMLParser
+import re
 
 from datasette import hookimpl
 from markupsafe import Markup
@@ -24,8 +30,71 @@ def prepare_connection(conn):
     uqlite.load(conn)
 
 
+#: What ``uq_highlight`` writes: these tags, these attributes, inline styles of this alphabet.
+_TAGS = {"div", "span"}
+_ATTRS = {"class", "style", "title", "data-score", "data-units"}
+_STYLE = re.compile(r"^[a-z0-9#:;,.%() -]*$")
+
+
+class _Check(HTMLParser):
+    """Accepts only the markup ``uq_highlight`` writes (any other tag, attribute or style, a
+    comment or a declaration fails), so a text in the database that merely looks like its output
+    cannot inject HTML."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ok = True
+        self.depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += 1
+        if tag not in _TAGS:
+            self.ok = False
+        for name, val in attrs:
+            if name not in _ATTRS or (name == "style" and not _STYLE.match(val or "")):
+                self.ok = False
+            if name == "style" and "url" in (val or ""):
+                self.ok = False
+
+    def handle_endtag(self, tag):
+        self.depth -= 1
+        if tag not in _TAGS:
+            self.ok = False
+
+    def handle_startendtag(self, tag, attrs):
+        self.ok = False
+
+    def handle_comment(self, data):
+        self.ok = False
+
+    def handle_decl(self, decl):
+        self.ok = False
+
+    def handle_pi(self, data):
+        self.ok = False
+
+    def unknown_decl(self, data):
+        self.ok = False
+
+
+def highlight_markup(value):
+    """``value`` as Markup when it is ``uq_highlight``'s HTML, else None."""
+    if not isinstance(value, str) or not value.startswith('<div class="uq-highlight"'):
+        return None
+    check = _Check()
+    try:
+        check.feed(value)
+        check.close()
+    except Exception:
+        return None
+    return Markup(value) if check.ok and check.depth == 0 else None
+
+
 @hookimpl
 def render_cell(value, column):
+    highlighted = highlight_markup(value)
+    if highlighted is not None:
+        return highlighted
     if column not in SCORE_COLUMNS or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if not 0.0 <= value <= 1.0:
@@ -42,6 +111,29 @@ UNITS_SQL = """SELECT source_table, source_key, position AS unit_idx, unit, scor
 FROM uq_scored_units
 WHERE (:scorer = '' OR scorer = :scorer)
 ORDER BY score, source_key, position"""
+
+
+#: The canned query of databases with uqlite's schema: every answer of a table (``:table``, empty
+#: for all) highlighted with one scorer's unit scores (``:scorer``, empty for the run's first),
+#: least confident first (its response score). Units stored before schema v5 have no span: their
+#: text is passed, and found in the answer again.
+HIGHLIGHTED_SQL = """WITH pick AS (
+  SELECT a.answer_id, a.source_table, a.source_key, a.answer,
+    coalesce(nullif(:scorer, ''), (SELECT s.scorer FROM uq_unit u JOIN uq_unit_score s USING (unit_id)
+      WHERE u.answer_id = a.answer_id ORDER BY s.rowid LIMIT 1)) AS scorer
+  FROM uq_answer a WHERE (:table = '' OR a.source_table = :table)
+)
+SELECT p.source_table, p.source_key, p.scorer,
+  (SELECT round(r.score, 3) FROM uq_response_score r
+    WHERE r.answer_id = p.answer_id AND r.scorer = p.scorer LIMIT 1) AS confidence,
+  uq_highlight(p.answer, (SELECT json_group_array(CASE WHEN u.start IS NULL
+      THEN json_object('unit', u.text, 'score', s.score, 'scorer', s.scorer)
+      ELSE json_object('unit', u.text, 'start', u.start, 'end', u.end, 'score', s.score,
+        'scorer', s.scorer) END)
+    FROM uq_unit u JOIN uq_unit_score s USING (unit_id)
+    WHERE u.answer_id = p.answer_id AND s.scorer = p.scorer), '{"legend":true}') AS highlight
+FROM pick p
+ORDER BY confidence, p.source_table, p.source_key"""
 
 
 #: The grounded scorers of the canned query ``uq_grounded``.
@@ -81,6 +173,16 @@ def canned_queries(datasette, database):
                 "title": "Scored units, least supported first",
                 "description": "uqlite unit scores of the jobs run on this database (scorer: empty for all)",
                 "params": ["scorer"],
+            }
+            queries["uq_highlighted"] = {
+                "sql": HIGHLIGHTED_SQL,
+                "title": "Answers highlighted by confidence",
+                "description": (
+                    "uqlite: each answer of a table (empty for all) with its units marked by one "
+                    "scorer's scores (empty for the run's first): orange unsupported, light "
+                    "orange doubtful, lilac supported; hover a mark for the units and scores"
+                ),
+                "params": ["table", "scorer"],
             }
         return queries
 

@@ -376,6 +376,7 @@ const NX_PAGERANK_U: [f64; 5] = [
 ];
 
 /// Σ λ² of the Laplacian, by cyclic Jacobi rotations (test only).
+#[allow(clippy::needless_range_loop)] // rotations read two rows and two columns at once
 fn jacobi_eigenvalues(mut a: Vec<Vec<f64>>) -> Vec<f64> {
     let n = a.len();
     for _sweep in 0..100 {
@@ -478,7 +479,7 @@ fn laplacian_closed_form_matches_eigenvalues() {
 fn brandes_matches_brute_force() {
     // Brute force on a small graph: for each pair {u, v}, count shortest paths through s
     // via σ_uv(s) = σ_us σ_sv when d(u,s) + d(s,v) = d(u,v).
-    let e = vec![
+    let e = [
         vec![T, T, F, F],
         vec![F, T, T, F],
         vec![T, F, T, T],
