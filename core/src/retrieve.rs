@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::json::type_name;
 use crate::score::grounded::Passage;
-use crate::score::premise::content_words;
+use crate::words::content_words;
 
 /// Largest `k` accepted.
 pub const MAX_K: usize = 100;
@@ -125,7 +125,7 @@ pub fn fts_query(text: &str) -> Option<String> {
     }
     // In text order, each once.
     let mut ordered: Vec<String> = Vec::new();
-    for t in crate::score::ngram::tokenize(text) {
+    for t in crate::words::tokenize(text) {
         if words.contains(&t) && !ordered.contains(&t) {
             ordered.push(t);
         }

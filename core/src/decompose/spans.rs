@@ -27,7 +27,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::score::premise::is_stopword;
+use crate::decompose::sentences::split_sentence_spans;
+use crate::words::is_stopword;
 
 /// A unit's place in the response: characters `start..end`, and how well it matches.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -196,9 +197,9 @@ fn document_frequency(units: &[String]) -> HashMap<String, usize> {
     df
 }
 
-/// The word index ranges of the response's sentences ([`super::split_sentence_spans`]).
+/// The word index ranges of the response's sentences ([`split_sentence_spans`]).
 fn sentence_ranges(response: &str, words: &[Word]) -> Vec<(usize, usize)> {
-    super::split_sentence_spans(response)
+    split_sentence_spans(response)
         .into_iter()
         .map(|(s, e)| {
             let a = words.partition_point(|w| w.start < s);

@@ -3,13 +3,13 @@
 //! every text escaped.
 //!
 //! Each marked piece is `<span class="uq-hl uq-LEVEL" data-score="…" data-units="N"
-//! style="background-color:rgb(…)…" title="…">`: the background [`super::colour`] of its lowest
+//! style="background-color:rgb(…)…" title="…">`: the background [`colour`] of its lowest
 //! score, a double underline when unsupported and a dotted one when doubtful (not colour
 //! alone), and a tooltip with one line per unit covering it (score, scorer, the unit). Units
 //! with no place in the answer follow the text as chips of their own
 //! (`<div class="uq-unplaced">`); option `legend` adds the levels' key.
 
-use super::{colour, lowest, pieces, Level, Mark, Options};
+use super::marks::{colour, lowest, pieces, Level, Mark, Options};
 
 /// `&`, `<`, `>`, `"`, `'` escaped: safe in text and in a quoted attribute.
 pub fn escape(s: &str) -> String {

@@ -3,7 +3,7 @@
 //! unscored text as it is. Units not placed in the answer follow on lines of their own
 //! (`[?] not found in the answer: …`), when doubtful or unsupported.
 
-use super::{lowest, pieces, Level, Mark, Options};
+use super::marks::{lowest, pieces, Level, Mark, Options};
 
 fn marker(level: Level) -> Option<char> {
     match level {

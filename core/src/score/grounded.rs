@@ -16,7 +16,8 @@
 use std::collections::HashSet;
 
 use crate::protocol::NliProbs;
-use crate::score::premise::{content_words, top_k, Premise, Rank};
+use crate::score::premise::{top_k, Premise, Rank};
+use crate::words::content_words;
 
 /// One source passage: its text and, when it came from a table, its id (the rowid).
 #[derive(Debug, Clone, PartialEq, Eq)]

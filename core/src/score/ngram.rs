@@ -46,39 +46,7 @@ impl UnigramStat {
     }
 }
 
-/// True for characters that continue a word after a letter or digit: the combining diacritical
-/// marks U+0300–U+036F (so a decomposed "é" stays one word).
-fn is_combining_mark(c: char) -> bool {
-    ('\u{300}'..='\u{36F}').contains(&c)
-}
-
-/// The lowercased tokens of `text`: each maximal run of alphanumeric characters
-/// (`char::is_alphanumeric`: Unicode letters and digits, with combining marks U+0300–U+036F
-/// continuing a run) is one token, and every other character that is not whitespace is a token
-/// of its own ("Queen's" → `queen`, `'`, `s`; "1820–1876" → `1820`, `–`, `1876`; "3.5" → `3`,
-/// `.`, `5`). Lowercasing is Unicode's (`str::to_lowercase`). Scripts written without spaces
-/// (Chinese, Japanese, Thai) give one token per run of letters, not one per word.
-pub fn tokenize(text: &str) -> Vec<String> {
-    let lower = text.to_lowercase();
-    let mut tokens = Vec::new();
-    let mut word = String::new();
-    for c in lower.chars() {
-        if c.is_alphanumeric() || (!word.is_empty() && is_combining_mark(c)) {
-            word.push(c);
-            continue;
-        }
-        if !word.is_empty() {
-            tokens.push(std::mem::take(&mut word));
-        }
-        if !c.is_whitespace() {
-            tokens.push(c.to_string());
-        }
-    }
-    if !word.is_empty() {
-        tokens.push(word);
-    }
-    tokens
-}
+pub use crate::words::tokenize;
 
 /// A unigram language model with add-one smoothing (module docs).
 #[derive(Debug, Clone, Default)]

@@ -13,12 +13,10 @@
 //! A text of at most K sentences is its own premise, unchanged, so short answers score exactly
 //! as with `"whole"`.
 
-use std::collections::HashSet;
-
 use serde_json::{json, Value};
 
-use super::ngram::tokenize;
 use crate::scorers::Granularity;
+use crate::words::content_words;
 
 /// How a sentence's relevance to the unit is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,29 +167,6 @@ impl Premise {
             _ => Err(bad()),
         }
     }
-}
-
-/// Function words left out of the lexical overlap: they say nothing about which sentence
-/// states a fact.
-const STOPWORDS: &[&str] = &[
-    "a", "an", "the", "and", "or", "but", "of", "in", "on", "at", "to", "for", "by", "with",
-    "from", "as", "is", "was", "are", "were", "be", "been", "being", "has", "have", "had", "he",
-    "she", "it", "his", "her", "its", "they", "their", "them", "this", "that", "these", "those",
-    "who", "which", "also", "after", "before", "into", "during", "s", "not", "no",
-];
-
-/// Whether `word` (lowercased) is one of the [`STOPWORDS`].
-pub(crate) fn is_stopword(word: &str) -> bool {
-    STOPWORDS.contains(&word)
-}
-
-/// The distinct content words of `text`: lowercased alphanumeric tokens (the n-gram scorers'
-/// tokenizer) that are not [`STOPWORDS`].
-pub(crate) fn content_words(text: &str) -> HashSet<String> {
-    tokenize(text)
-        .into_iter()
-        .filter(|t| t.chars().any(char::is_alphanumeric) && !STOPWORDS.contains(&t.as_str()))
-        .collect()
 }
 
 /// Per sentence, the number of the unit's distinct content words it contains.

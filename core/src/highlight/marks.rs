@@ -1,0 +1,325 @@
+//! The units to mark and how a score reads: [`Mark`]s from `units_json` ([`marks`]), the levels
+//! and options, the answer cut into pieces at span boundaries ([`pieces`]), and the colour scale
+//! ([`colour`]). The renderers (`html`, `text`) read these.
+
+use serde_json::{Map, Value};
+
+use crate::decompose::spans::unit_spans;
+use crate::json::type_name;
+
+/// One unit to mark: its text (for the tooltip), scorer and score, and its span in characters
+/// of the answer (`None`: not placed in the answer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub unit: Option<String>,
+    pub scorer: Option<String>,
+    /// A confidence in [0, 1]; `None`: not scored.
+    pub score: Option<f64>,
+    pub span: Option<(usize, usize)>,
+}
+
+/// How a score reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Unsupported,
+    Doubtful,
+    Supported,
+    /// No score.
+    Unscored,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Unsupported => "unsupported",
+            Level::Doubtful => "doubtful",
+            Level::Supported => "supported",
+            Level::Unscored => "unscored",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Html,
+    Text,
+}
+
+/// `uq_highlight`'s options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Scores below it are doubtful.
+    pub doubtful: f64,
+    /// Scores below it are unsupported (at most `doubtful`).
+    pub unsupported: f64,
+    pub format: Format,
+    /// HTML: a legend of the levels under the text.
+    pub legend: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            doubtful: 0.5,
+            unsupported: 0.2,
+            format: Format::Html,
+            legend: false,
+        }
+    }
+}
+
+/// The option keys, for the error that names an unknown one.
+pub const OPTION_KEYS: &[&str] = &["doubtful", "unsupported", "format", "legend"];
+
+const OPTIONS_FIX: &str = "e.g. '{\"doubtful\":0.5,\"unsupported\":0.2,\"format\":\"text\"}'";
+
+impl Options {
+    /// Parses `options_json` (an object; every key optional).
+    pub fn parse(o: &Map<String, Value>) -> Result<Options, String> {
+        let mut out = Options::default();
+        for (k, v) in o {
+            match k.as_str() {
+                "doubtful" | "unsupported" => {
+                    let x = v
+                        .as_f64()
+                        .filter(|x| (0.0..=1.0).contains(x))
+                        .ok_or_else(|| {
+                            format!(
+                                "options_json.{k} must be a number from 0 to 1 (scores below it \
+                             are {k}), got {v}; {OPTIONS_FIX}"
+                            )
+                        })?;
+                    if k == "doubtful" {
+                        out.doubtful = x;
+                    } else {
+                        out.unsupported = x;
+                    }
+                }
+                "format" => {
+                    out.format = match v.as_str() {
+                        Some("html") => Format::Html,
+                        Some("text") => Format::Text,
+                        _ => {
+                            return Err(format!(
+                                "options_json.format must be \"html\" or \"text\" (markers \
+                                 [!…] and [?…] for terminals), got {v}"
+                            ))
+                        }
+                    }
+                }
+                "legend" => {
+                    out.legend = v.as_bool().ok_or_else(|| {
+                        format!("options_json.legend must be true or false, got {v}")
+                    })?
+                }
+                _ => {
+                    return Err(format!(
+                        "options_json has unknown key {k:?}: its keys are {}; {OPTIONS_FIX}",
+                        OPTION_KEYS.join(", ")
+                    ))
+                }
+            }
+        }
+        if out.unsupported > out.doubtful {
+            return Err(format!(
+                "options_json: unsupported ({}) must be at most doubtful ({}): scores below \
+                 unsupported are the lowest level; {OPTIONS_FIX}",
+                out.unsupported, out.doubtful
+            ));
+        }
+        Ok(out)
+    }
+
+    pub fn level(&self, score: Option<f64>) -> Level {
+        match score {
+            None => Level::Unscored,
+            Some(s) if s < self.unsupported => Level::Unsupported,
+            Some(s) if s < self.doubtful => Level::Doubtful,
+            Some(_) => Level::Supported,
+        }
+    }
+}
+
+const UNITS_FIX: &str = "pass a JSON array with one object per unit, e.g. \
+    '[{\"unit\":\"She was born in 1867.\",\"score\":0.2}]' (the span is found in the response) \
+    or '[{\"start\":0,\"end\":12,\"score\":0.2,\"scorer\":\"entailment\"}]' (start and end as \
+    uq_unit_scores gives them)";
+
+/// The marks of `units_json`: an array of objects with `score` (a number in [0, 1], or null)
+/// and either `start` and `end` (characters of `response`, from 0, `end` exclusive; both null:
+/// not placed) or `unit`, whose span is then found by [`unit_spans`] over all the units given.
+/// Optional `unit` and `scorer` name it in the tooltip; other keys are ignored (a row of
+/// `uq_unit_scores` as a JSON object works).
+pub fn marks(response: &str, units: &Value) -> Result<Vec<Mark>, String> {
+    let items = units.as_array().ok_or_else(|| {
+        format!(
+            "units_json must be a JSON array of units, got {}; {UNITS_FIX}",
+            type_name(units)
+        )
+    })?;
+    let n_chars = response.chars().count();
+    let mut out = Vec::with_capacity(items.len());
+    let mut to_align = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let o = item.as_object().ok_or_else(|| {
+            format!(
+                "units_json[{i}] must be a JSON object, got {}; {UNITS_FIX}",
+                type_name(item)
+            )
+        })?;
+        let text = |k: &str| -> Result<Option<String>, String> {
+            match o.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(v) => Err(format!(
+                    "units_json[{i}].{k} must be a text, got {}; {UNITS_FIX}",
+                    type_name(v)
+                )),
+            }
+        };
+        let unit = text("unit")?;
+        let scorer = text("scorer")?;
+        let score =
+            match o.get("score") {
+                None => {
+                    return Err(format!(
+                        "units_json[{i}] has no score: give each unit its confidence (score, a \
+                     number from 0 to 1, or null when it has none); {UNITS_FIX}"
+                    ))
+                }
+                Some(Value::Null) => None,
+                Some(v) => Some(v.as_f64().filter(|x| (0.0..=1.0).contains(x)).ok_or_else(
+                    || {
+                        format!(
+                    "units_json[{i}].score must be a number from 0 to 1 (a confidence), got \
+                     {v}; map other scores into [0, 1] first (e.g. uq_calibrate)"
+                )
+                    },
+                )?),
+            };
+        let span = match (o.get("start"), o.get("end")) {
+            (None, None) => {
+                if unit.is_none() {
+                    return Err(format!(
+                        "units_json[{i}] has neither start and end nor unit: give the span \
+                         (start, end) or the unit's text to find it in the response; \
+                         {UNITS_FIX}"
+                    ));
+                }
+                to_align.push(i);
+                None
+            }
+            (Some(Value::Null), Some(Value::Null)) => None,
+            (s, e) => Some(span(i, s, e, n_chars)?),
+        };
+        out.push(Mark {
+            unit,
+            scorer,
+            score,
+            span,
+        });
+    }
+    if !to_align.is_empty() {
+        // Weights over the distinct units given, as the stored spans (over the answer's units).
+        let mut distinct: Vec<String> = Vec::new();
+        for t in out.iter().filter_map(|m| m.unit.as_ref()) {
+            if !distinct.contains(t) {
+                distinct.push(t.clone());
+            }
+        }
+        let spans = unit_spans(response, &distinct);
+        for i in to_align {
+            let t = out[i].unit.as_deref().unwrap_or_default();
+            let k = distinct.iter().position(|d| d == t);
+            out[i].span = k.and_then(|k| spans[k]).map(|s| (s.start, s.end));
+        }
+    }
+    Ok(out)
+}
+
+/// `start` and `end` of unit `i`: integers with 0 ≤ start < end ≤ the response's length.
+fn span(
+    i: usize,
+    s: Option<&Value>,
+    e: Option<&Value>,
+    n: usize,
+) -> Result<(usize, usize), String> {
+    let int = |k: &str, v: Option<&Value>| -> Result<i64, String> {
+        v.and_then(Value::as_i64).ok_or_else(|| {
+            format!(
+                "units_json[{i}].{k} must be an integer (characters of the response from 0), \
+                 got {}; give both start and end, both null for a unit not in the response, or \
+                 neither and the unit's text",
+                v.map_or("nothing".to_string(), |v| v.to_string())
+            )
+        })
+    };
+    let (a, b) = (int("start", s)?, int("end", e)?);
+    if a >= b {
+        return Err(format!(
+            "units_json[{i}]: span {a}..{b} is empty or reversed: end (exclusive) must be \
+             greater than start"
+        ));
+    }
+    if a < 0 || b > n as i64 {
+        return Err(format!(
+            "units_json[{i}]: span {a}..{b} is outside the response ({n} characters): start \
+             and end count characters from 0 with start < end ≤ {n}; pass the response the \
+             spans were taken from"
+        ));
+    }
+    Ok((a as usize, b as usize))
+}
+
+/// The response's characters cut at every span boundary: `(start, end, marks covering it)`,
+/// in order, covering the whole response (pieces without a mark have an empty list).
+pub fn pieces(n_chars: usize, marks: &[Mark]) -> Vec<(usize, usize, Vec<usize>)> {
+    let mut cuts = vec![0, n_chars];
+    for m in marks {
+        if let Some((a, b)) = m.span {
+            cuts.push(a.min(n_chars));
+            cuts.push(b.min(n_chars));
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts.windows(2)
+        .map(|w| {
+            let covering = marks
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.span.is_some_and(|(a, b)| a <= w[0] && w[1] <= b))
+                .map(|(k, _)| k)
+                .collect();
+            (w[0], w[1], covering)
+        })
+        .collect()
+}
+
+/// The lowest score among `covering` (unscored marks left out); `None` when none is scored.
+pub fn lowest(marks: &[Mark], covering: &[usize]) -> Option<f64> {
+    covering
+        .iter()
+        .filter_map(|&k| marks[k].score)
+        .min_by(f64::total_cmp)
+}
+
+/// The colour of a score: PuOr, ColorBrewer's colour-blind-safe orange–purple scale, light
+/// end: #e66101 at 0, #fdb863 at 0.5, #d8daeb at 1, linear between (sRGB, rounded). Black text
+/// stays readable on all of it (contrast ≥ 6:1).
+pub fn colour(score: f64) -> [u8; 3] {
+    const STOPS: [(f64, [f64; 3]); 3] = [
+        (0.0, [230.0, 97.0, 1.0]),
+        (0.5, [253.0, 184.0, 99.0]),
+        (1.0, [216.0, 218.0, 235.0]),
+    ];
+    let s = score.clamp(0.0, 1.0);
+    let (lo, hi) = if s <= 0.5 {
+        (STOPS[0], STOPS[1])
+    } else {
+        (STOPS[1], STOPS[2])
+    };
+    let t = (s - lo.0) / (hi.0 - lo.0);
+    let c = |k: usize| (lo.1[k] + t * (hi.1[k] - lo.1[k])).round() as u8;
+    [c(0), c(1), c(2)]
+}
