@@ -144,7 +144,8 @@ impl LazyLocal {
     }
 }
 
-/// The backends the daemon builds.
+/// The backends the daemon builds (a handful per process: their size does not matter).
+#[allow(clippy::large_enum_variant)]
 enum Inner {
     Local(LazyLocal),
     OpenAi(OpenAiClient),

@@ -213,8 +213,7 @@ impl FlakyProxy {
         std::thread::spawn(move || {
             let mut listener = Some(listener);
             let mut served = 0;
-            loop {
-                let Some(l) = listener.as_ref() else { break };
+            while let Some(l) = listener.as_ref() {
                 let Ok((client, _)) = l.accept() else { break };
                 forward(client, upstream);
                 served += 1;

@@ -252,7 +252,7 @@ fn every_function_survives_malformed_arguments() {
         .unwrap();
     assert!(out.status.success());
 
-    let mut rng = Lcg(0x5eed_0f_f022);
+    let mut rng = Lcg(0x005e_ed0f_f022);
     let mut stmts: Vec<(String, String)> = Vec::new(); // (target, statement)
     let mut arities: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
     for (name, narg, kind) in &funcs {

@@ -43,13 +43,13 @@ fn wants(scorers: &[Scorer], c: Consistency) -> bool {
     scorers.iter().any(|s| s.consistency() == c)
 }
 
+/// An NLI pair: (premise, hypothesis).
+type Pair = (String, String);
+
 /// The NLI pairs of all groups, each once: non-contradiction needs (y0, yj) both ways;
 /// negentropy every pair of distinct texts. With the index of each pair.
-fn nli_pairs(
-    groups: &[Vec<String>],
-    scorers: &[Scorer],
-) -> (Vec<(String, String)>, HashMap<(String, String), usize>) {
-    let mut pairs: Vec<(String, String)> = Vec::new();
+fn nli_pairs(groups: &[Vec<String>], scorers: &[Scorer]) -> (Vec<Pair>, HashMap<Pair, usize>) {
+    let mut pairs: Vec<Pair> = Vec::new();
     let mut index = HashMap::new();
     let mut want_pair = |a: &str, b: &str| {
         let key = (a.to_string(), b.to_string());

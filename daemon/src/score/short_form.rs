@@ -25,6 +25,9 @@ pub const NO_LOGPROBS_NOTE: &str = "normalized_probability is NULL: no token log
     for the response; pass them as option response_logprobs (e.g. the logprobs of uq_generate \
     with \"generation_llm\":{\"logprobs\":true})";
 
+/// A short-form scorer's score of the response (`None`: it could not be had).
+pub type ScorerScore = (Scorer, Option<f64>);
+
 /// The short-form scores of `scorers` (those of family short_form, in order), and notes on the
 /// NULL ones.
 pub fn score(
@@ -33,7 +36,7 @@ pub fn score(
     samples: &[String],
     scorers: &[Scorer],
     opts: &ScoreOptions,
-) -> Result<(Vec<(Scorer, Option<f64>)>, Vec<String>), String> {
+) -> Result<(Vec<ScorerScore>, Vec<String>), String> {
     let mut notes = Vec::new();
     let black: Vec<Scorer> = scorers
         .iter()
@@ -54,9 +57,10 @@ pub fn score(
             match &opts.scoring.response_logprobs {
                 Some(lp) if !lp.is_empty() => Some(normalized_probability(lp)),
                 Some(_) => {
-                    notes.push(format!(
+                    notes.push(
                         "normalized_probability is NULL: option response_logprobs is empty"
-                    ));
+                            .to_string(),
+                    );
                     None
                 }
                 None => {
