@@ -13,10 +13,10 @@
 //!   stopwords count 0). `w(c) = s(c) / df(c)`, `df(c)` the number of the answer's units
 //!   holding `c`, `s(c)` [`SUBJECT`] for the claim's leading words before its first stopword
 //!   (its subject) and 1 for the rest: the entity every claim names ("Marie Curie was …")
-//!   weighs little, the words that tell claims apart weigh much. The best run over all sentences is the span; its alignment
-//!   is the weighted share of the claim's content words inside it. Words match after
-//!   lowercasing and a light suffix stripping (`won`/`winning` do not match, `awards`/`award`
-//!   do).
+//!   weighs little, the words that tell claims apart weigh much. The best run over all
+//!   sentences is the span; its alignment is the weighted share of the claim's content words
+//!   inside it. Words match after lowercasing and a light suffix stripping (`won`/`winning` do
+//!   not match, `awards`/`award` do).
 //! * **No span, never a wrong one:** a claim whose best run holds less than
 //!   [`MIN_ALIGNMENT`] of its weight (a loose paraphrase, a detail not in the answer) gets none
 //!   (NULL `start`, `end`, `alignment`).
@@ -72,20 +72,30 @@ pub fn unit_spans(response: &str, units: &[String]) -> Vec<Option<Span>> {
         .collect()
 }
 
-/// The byte range of `unit` (trimmed; also without its final full stop) in `response`: the
-/// first occurrence at or after byte `after`, else the first.
+/// The byte range of `unit` (trimmed; also without its final full stop) in `response`, on word
+/// boundaries: the first occurrence at or after byte `after`, else the first.
 fn verbatim(response: &str, unit: &str, after: usize) -> Option<(usize, usize)> {
     let unit = unit.trim();
     let bare = unit.trim_end_matches(['.', '!', '?']).trim_end();
     for needle in [unit, bare] {
-        if needle.is_empty() || needle.chars().count() < 2 {
+        if needle.chars().count() < 2 {
             continue;
         }
-        let found = response
-            .get(after..)
-            .and_then(|rest| rest.find(needle))
-            .map(|i| i + after)
-            .or_else(|| response.find(needle));
+        let bounded = |&(b, _): &(usize, &str)| {
+            let before = response[..b].chars().next_back();
+            let next = response[b + needle.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !next.is_some_and(char::is_alphanumeric)
+        };
+        let mut hits = response
+            .match_indices(needle)
+            .filter(bounded)
+            .map(|(b, _)| b);
+        let first = hits.next();
+        let found = std::iter::once(first)
+            .flatten()
+            .chain(hits)
+            .find(|&b| b >= after)
+            .or(first);
         if let Some(b) = found {
             return Some((b, b + needle.len()));
         }

@@ -159,82 +159,93 @@ pub fn marks(response: &str, units: &Value) -> Result<Vec<Mark>, String> {
     })?;
     let n_chars = response.chars().count();
     let mut out = Vec::with_capacity(items.len());
-    let mut to_align = Vec::new();
+    let mut to_place = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        let o = item.as_object().ok_or_else(|| {
-            format!(
-                "units_json[{i}] must be a JSON object, got {}; {UNITS_FIX}",
-                type_name(item)
-            )
-        })?;
-        let text = |k: &str| -> Result<Option<String>, String> {
-            match o.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(v) => Err(format!(
-                    "units_json[{i}].{k} must be a text, got {}; {UNITS_FIX}",
-                    type_name(v)
-                )),
-            }
-        };
-        let unit = text("unit")?;
-        let scorer = text("scorer")?;
-        let score =
-            match o.get("score") {
-                None => {
-                    return Err(format!(
-                        "units_json[{i}] has no score: give each unit its confidence (score, a \
-                     number from 0 to 1, or null when it has none); {UNITS_FIX}"
-                    ))
-                }
-                Some(Value::Null) => None,
-                Some(v) => Some(v.as_f64().filter(|x| (0.0..=1.0).contains(x)).ok_or_else(
-                    || {
-                        format!(
-                    "units_json[{i}].score must be a number from 0 to 1 (a confidence), got \
-                     {v}; map other scores into [0, 1] first (e.g. uq_calibrate)"
-                )
-                    },
-                )?),
-            };
-        let span = match (o.get("start"), o.get("end")) {
-            (None, None) => {
-                if unit.is_none() {
-                    return Err(format!(
-                        "units_json[{i}] has neither start and end nor unit: give the span \
-                         (start, end) or the unit's text to find it in the response; \
-                         {UNITS_FIX}"
-                    ));
-                }
-                to_align.push(i);
-                None
-            }
-            (Some(Value::Null), Some(Value::Null)) => None,
-            (s, e) => Some(span(i, s, e, n_chars)?),
-        };
-        out.push(Mark {
-            unit,
-            scorer,
-            score,
-            span,
-        });
+        let (m, find) = mark(i, item, n_chars)?;
+        if find {
+            to_place.push(i);
+        }
+        out.push(m);
     }
-    if !to_align.is_empty() {
-        // Weights over the distinct units given, as the stored spans (over the answer's units).
-        let mut distinct: Vec<String> = Vec::new();
-        for t in out.iter().filter_map(|m| m.unit.as_ref()) {
-            if !distinct.contains(t) {
-                distinct.push(t.clone());
-            }
-        }
-        let spans = unit_spans(response, &distinct);
-        for i in to_align {
-            let t = out[i].unit.as_deref().unwrap_or_default();
-            let k = distinct.iter().position(|d| d == t);
-            out[i].span = k.and_then(|k| spans[k]).map(|s| (s.start, s.end));
-        }
+    if !to_place.is_empty() {
+        place(response, &mut out, &to_place);
     }
     Ok(out)
+}
+
+/// Unit `i` of `units_json`, and whether its span is to be found from its text.
+fn mark(i: usize, item: &Value, n_chars: usize) -> Result<(Mark, bool), String> {
+    let o = item.as_object().ok_or_else(|| {
+        format!(
+            "units_json[{i}] must be a JSON object, got {}; {UNITS_FIX}",
+            type_name(item)
+        )
+    })?;
+    let text = |k: &str| -> Result<Option<String>, String> {
+        match o.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(format!(
+                "units_json[{i}].{k} must be a text, got {}; {UNITS_FIX}",
+                type_name(v)
+            )),
+        }
+    };
+    let unit = text("unit")?;
+    let scorer = text("scorer")?;
+    let score = match o.get("score") {
+        None => {
+            return Err(format!(
+                "units_json[{i}] has no score: give each unit its confidence (score, a number \
+                 from 0 to 1, or null when it has none); {UNITS_FIX}"
+            ))
+        }
+        Some(Value::Null) => None,
+        Some(v) => match v.as_f64().filter(|x| (0.0..=1.0).contains(x)) {
+            Some(x) => Some(x),
+            None => {
+                return Err(format!(
+                    "units_json[{i}].score must be a number from 0 to 1 (a confidence), got \
+                     {v}; map other scores into [0, 1] first (e.g. uq_calibrate)"
+                ))
+            }
+        },
+    };
+    let (span, find) = match (o.get("start"), o.get("end")) {
+        (None, None) if unit.is_none() => {
+            return Err(format!(
+                "units_json[{i}] has neither start and end nor unit: give the span (start, end) \
+                 or the unit's text to find it in the response; {UNITS_FIX}"
+            ))
+        }
+        (None, None) => (None, true),
+        (Some(Value::Null), Some(Value::Null)) => (None, false),
+        (s, e) => (Some(span(i, s, e, n_chars)?), false),
+    };
+    let m = Mark {
+        unit,
+        scorer,
+        score,
+        span,
+    };
+    Ok((m, find))
+}
+
+/// Finds the spans of `marks[k]`, `k` in `which`, from their texts, with the word weights of
+/// all the distinct unit texts given (as the stored spans, over the answer's units).
+fn place(response: &str, marks: &mut [Mark], which: &[usize]) {
+    let mut distinct: Vec<String> = Vec::new();
+    for t in marks.iter().filter_map(|m| m.unit.as_ref()) {
+        if !distinct.contains(t) {
+            distinct.push(t.clone());
+        }
+    }
+    let spans = unit_spans(response, &distinct);
+    for &k in which {
+        let t = marks[k].unit.as_deref().unwrap_or_default();
+        let at = distinct.iter().position(|d| d == t);
+        marks[k].span = at.and_then(|a| spans[a]).map(|s| (s.start, s.end));
+    }
 }
 
 /// `start` and `end` of unit `i`: integers with 0 ≤ start < end ≤ the response's length.

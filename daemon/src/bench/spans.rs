@@ -13,7 +13,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use uq_core::decompose::{spans::unit_spans, split_sentence_spans};
+use uq_core::decompose::spans::{unit_spans, Span};
+use uq_core::decompose::split_sentence_spans;
 
 pub struct SpansArgs<'a> {
     pub data: &'a Path,
@@ -37,6 +38,33 @@ struct Tally {
     unmarked: usize,
     /// …that the aligner placed.
     unmarked_placed: usize,
+}
+
+impl Tally {
+    /// One claim: its aligned span `got` against the hand-marked `marked` (characters).
+    fn add(&mut self, response: &str, got: Option<Span>, marked: Option<(usize, usize)>) {
+        self.claims += 1;
+        self.placed += got.is_some() as usize;
+        let Some((gs, ge)) = marked else {
+            self.unmarked += 1;
+            self.unmarked_placed += got.is_some() as usize;
+            return;
+        };
+        self.marked += 1;
+        let Some(s) = got else { return };
+        self.placed_marked += 1;
+        let inter = s.end.min(ge).saturating_sub(s.start.max(gs)) as f64;
+        let (p, r) = (inter / (s.end - s.start) as f64, inter / (ge - gs) as f64);
+        self.precision += p;
+        self.recall += r;
+        if inter > 0.0 {
+            self.f1 += 2.0 * p * r / (p + r);
+            self.overlap += 1;
+        }
+        let sentence = sentence_of(response, s.start);
+        self.same_sentence +=
+            (sentence.is_some() && sentence == sentence_of(response, gs)) as usize;
+    }
 }
 
 fn read_jsonl(path: &Path) -> Result<Vec<Value>, String> {
@@ -85,31 +113,11 @@ pub fn spans(args: &SpansArgs<'_>) -> Result<(), String> {
         let aligned = unit_spans(response, &claims);
         for m in ms {
             let k = m["claim_idx"].as_u64().ok_or("marks: no claim_idx")? as usize;
-            let got = aligned.get(k).copied().flatten();
-            t.claims += 1;
-            t.placed += got.is_some() as usize;
-            let (Some(gs), Some(ge)) = (m["start"].as_u64(), m["end"].as_u64()) else {
-                t.unmarked += 1;
-                t.unmarked_placed += got.is_some() as usize;
-                continue;
+            let marked = match (m["start"].as_u64(), m["end"].as_u64()) {
+                (Some(s), Some(e)) => Some((s as usize, e as usize)),
+                _ => None,
             };
-            let (gs, ge) = (gs as usize, ge as usize);
-            t.marked += 1;
-            let Some(s) = got else { continue };
-            t.placed_marked += 1;
-            let inter = s.end.min(ge).saturating_sub(s.start.max(gs)) as f64;
-            let (p, r) = (inter / (s.end - s.start) as f64, inter / (ge - gs) as f64);
-            t.precision += p;
-            t.recall += r;
-            t.f1 += if inter > 0.0 {
-                2.0 * p * r / (p + r)
-            } else {
-                0.0
-            };
-            t.overlap += (inter > 0.0) as usize;
-            t.same_sentence += (sentence_of(response, s.start).is_some()
-                && sentence_of(response, s.start) == sentence_of(response, gs))
-                as usize;
+            t.add(response, aligned.get(k).copied().flatten(), marked);
         }
     }
     let share = |n: usize, d: usize| {

@@ -116,3 +116,12 @@ fn a_single_claim_is_placed_on_what_it_says_not_on_its_subject() {
     let spans = unit_spans(CURIE, &units(&["Marie Curie was born in 1867."]));
     assert_eq!(marked(CURIE, &spans[0].unwrap()), "born in Vienna in 1867");
 }
+
+#[test]
+fn verbatim_matches_stop_at_word_boundaries() {
+    let r = "He wondered. He won.";
+    let spans = unit_spans(r, &units(&["He won."]));
+    assert_eq!(marked(r, &spans[0].unwrap()), "He won.");
+    let spans = unit_spans("He wondered about it.", &units(&["He won"]));
+    assert_ne!(spans[0].map(|s| s.alignment), Some(1.0), "{spans:?}");
+}
