@@ -1,10 +1,11 @@
-# uqlite: `make demo` (set up + score an example), `make test`, `make bench`, `make wheel`.
+# uqlite: `make demo` (set up + score an example), `make check` (the fast tier), `make test` (the
+# full suite), `make bench`, `make wheel`.
 SHELL := /bin/bash
 SQLITE ?= /usr/bin/sqlite3
 SAMPLES ?= 5
 DATA ?= ../shared/data
 
-.PHONY: setup demo test bench wheel clean nli-env nli-smoke nli-model nli-v3
+.PHONY: setup demo check test bench wheel clean nli-env nli-smoke nli-model nli-v3
 
 setup:
 	@bash scripts/setup.sh
@@ -12,9 +13,22 @@ setup:
 demo: setup
 	@$(SQLITE) :memory: < examples/demo.sql
 
+# The fast tier, for an edit: formatting, clippy with warnings denied, every unit test and the
+# integration tests that start no daemon (core's property tests, the report), in the debug profile,
+# without `make setup`'s release builds. `make test` is the full suite (CI, the README).
+check:
+	cargo fmt --all --check
+	cd ext && cargo fmt --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cd ext && cargo clippy --all-targets --quiet -- -D warnings
+	cargo test --workspace --lib --quiet
+	cargo test -p uq-core --test fuzz_options --quiet
+	cargo test -p uqd --test engine --quiet -- report::
+	cd ext && cargo test --lib --quiet
+
 test: setup
-	bash scripts/llama-server.sh || echo "make test: the llama-cpp-python server could not be installed; tests/tests/openai_server.rs will fail" >&2
-	bash scripts/triton-server.sh || echo "make test: PyTriton could not be installed; tests/tests/triton.rs will fail" >&2
+	bash scripts/llama-server.sh || echo "make test: the llama-cpp-python server could not be installed; tests/tests/e2e/openai_server.rs will fail" >&2
+	bash scripts/triton-server.sh || echo "make test: PyTriton could not be installed; tests/tests/e2e/triton.rs will fail" >&2
 	cargo test --release --workspace
 	cd ext && cargo test --release
 

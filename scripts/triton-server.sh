@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes .cache/triton-venv once: PyTriton (PyPI nvidia-pytriton, which bundles the Triton Inference
 # Server) and ONNX Runtime, in a venv of Debian's /usr/bin/python3 (with another Python, Triton's
-# Python backend fails). scripts/triton_nli.py serves an NLI model from it; tests/tests/triton.rs
+# Python backend fails). scripts/triton_nli.py serves an NLI model from it; tests/tests/e2e/triton.rs
 # and scripts/bench-triton.sh start it. See docs/reference.md, "NLI on an inference server".
 set -euo pipefail
 cd "$(dirname "$0")/.."

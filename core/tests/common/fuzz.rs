@@ -1,7 +1,7 @@
 //! The fuzz runner of the property tests (proptest, fixed seed and budget), shared through
 //! `#[path]` by `core/src/decompose/sentences/fuzz.rs`, `core/tests/fuzz_options.rs`,
-//! `daemon/llm/tests/fuzz_replies.rs`, `daemon/llm/tests/fuzz_gguf.rs` and
-//! `tests/tests/fuzz_protocol.rs`.
+//! `daemon/llm/tests/llm/fuzz_replies.rs`, `daemon/llm/tests/fuzz_gguf.rs` and
+//! `tests/tests/e2e/fuzz_protocol.rs`.
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};

@@ -1,4 +1,4 @@
-//! Engine tests with the real models (see `tests/common/dist_config.rs` for where they come from).
+//! Engine tests with the real models (see `tests/engine/common/dist_config.rs` for where they come from).
 
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use uq_core::protocol::NliProbs;
 use super::*;
 use crate::config::{Config, Device, Precision};
 
-#[path = "../../tests/common/dist_config.rs"]
+#[path = "../../tests/engine/common/dist_config.rs"]
 mod dist_config;
 use dist_config::test_config;
 

@@ -19,7 +19,7 @@ use uqd::server::Server;
 pub use uq_fake_openai::{message, user_message, FakeOpenAi, Responder};
 
 #[path = "dist_config.rs"]
-mod dist_config;
+pub mod dist_config;
 #[allow(unused_imports)] // trust.rs uses it, the other test files do not
 pub use dist_config::test_config;
 

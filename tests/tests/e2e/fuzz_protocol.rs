@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use uq_integration::*;
 
-#[path = "../../core/tests/common/fuzz.rs"]
+#[path = "../../../core/tests/common/fuzz.rs"]
 mod fuzz_runner;
 use fuzz_runner::fuzz;
 

@@ -3,7 +3,7 @@
 //! claims, matched-claim scores, verbalized confidence (with uqlm's retries), UAD filtering and
 //! reconstruction, the completion cache, and the errors a client sees.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -2,10 +2,9 @@
 //! servers on loopback: a server down at start that comes back through the health checks, a
 //! failing one taken out while the other answers, round-robin once both are up, a time-out, a
 //! malformed reply, and start-up errors that name the URL and the fix. The scores through a real
-//! Triton server are compared with the local ones in tests/tests/triton.rs.
+//! Triton server are compared with the local ones in tests/tests/e2e/triton.rs.
 
-#[path = "common/dist_config.rs"]
-mod dist_config;
+use crate::common::dist_config;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -14,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use uqd::config::{Config, Device, NliBackend, Precision};
+use uqd::config::{Config, NliBackend};
 use uqd::engine::Engine;
 
 /// The logits every fake server returns for each row, in the shared models' label order

@@ -1,7 +1,8 @@
 //! The engine configuration of the daemon's tests: the real models from the repository's `dist/`
 //! (built by `make setup`), or UQ_ORT_LIB / UQ_NLI_MODEL / UQ_EMBED_MODEL. Missing files fail the
 //! tests. Shared through `#[path]` by the engine's unit tests (`src/engine/tests.rs`) and the
-//! integration tests (`tests/common/mod.rs`); the including module brings `Config` and `Device`.
+//! integration tests (`tests/engine/common/mod.rs`); the including module brings `Config`,
+//! `Device` and `Precision`.
 
 use std::path::PathBuf;
 

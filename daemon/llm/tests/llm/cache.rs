@@ -1,7 +1,7 @@
 //! The completion cache in front of the fake server: hits cost no request, sample indices are
 //! distinct entries, and finished samples survive a later failure (checked by re-opening the file).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -28,8 +28,7 @@ use uqd::engine::Engine;
 use uqd::role_llms::LlmService;
 use uqd::server::Server;
 
-#[path = "common/dist_config.rs"]
-mod dist_config;
+use crate::common::dist_config;
 
 const TOL: f64 = 1e-5;
 const SCORERS: [&str; 3] = ["entailment", "noncontradiction", "contrasted_entailment"];

@@ -4,7 +4,7 @@
 //! `sample_when_open` generating samples (fake OpenAI server) only for rows the sources leave
 //! open.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

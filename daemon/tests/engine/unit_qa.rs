@@ -3,7 +3,7 @@
 //! OpenAI-compatible server with recorded replies. Expected values are the core maths on NLI
 //! probabilities and embeddings fetched separately from the engine, plus hand-computed values.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

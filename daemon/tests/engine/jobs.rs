@@ -3,7 +3,7 @@
 //! job with grading, objectivity and UAD written into a database, usage and cost accounting,
 //! row errors from a failing LLM call, and a second run that writes nothing twice.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;

@@ -8,7 +8,7 @@
 //! that judge calls, NLI scores, filtering and reconstruction are exercised with the local model
 //! every time.
 
-mod common;
+use crate::common;
 
 use common::{local_model, tmpdir, Daemon};
 use serde_json::{json, Value};

@@ -1,7 +1,7 @@
 //! Graph scorers through `pipeline::score` with a caller-supplied `claim_union`, checked
 //! against `uq_core::score::graph` on the NLI probabilities fetched separately from the engine.
 
-mod common;
+use crate::common;
 
 use common::{tmpdir, ENGINE};
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@
 //! request again from the completion cache. Structure and invariants are asserted, not the
 //! tiny model's text.
 
-mod common;
+use crate::common;
 
 use common::{local_model, tmpdir, Daemon};
 use serde_json::{json, Value};

@@ -48,7 +48,7 @@ fn sql_errors_carry_the_daemons_reason() {
         "errors/first_run.txt",
         "# The first use of a function that needs the daemon, when the daemon it starts exits before answering:\n\
          # the error carries the daemon's own reason and fix (from its log), then the log's path.\n\
-         # Pinned by tests/tests/first_run.rs: each case runs `sqlite3 -bail -batch` whose line 1 is\n\
+         # Pinned by tests/tests/e2e/first_run.rs: each case runs `sqlite3 -bail -batch` whose line 1 is\n\
          # `.load $DIST/uq0`. After an intended change: UQ_BLESS=1 cargo test --release -p uq-integration\n\
          # --test first_run, then review the diff.",
     );

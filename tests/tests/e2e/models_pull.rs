@@ -578,8 +578,8 @@ fn pull_errors_name_what_and_the_fix() {
     let mut g = Golden::new(
         "errors/models_pull.txt",
         "# `uqd models pull` errors, against a hub on loopback ($HUB) with the hub's URL layout and error headers.\n\
-         # Pinned by tests/tests/models_pull.rs. After an intended change: UQ_BLESS=1 cargo test --release\n\
-         # -p uq-integration --test models_pull, then review the diff.",
+         # Pinned by tests/tests/e2e/models_pull.rs. After an intended change: UQ_BLESS=1 cargo test --release\n\
+         # -p uq-integration --test e2e models_pull::, then review the diff.",
     );
     g.replace(&hub.url, "$HUB");
     g.replace(sb.dir.display(), "$SANDBOX");

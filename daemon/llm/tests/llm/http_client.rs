@@ -1,7 +1,7 @@
 //! The OpenAI-compatible client against a fake server on 127.0.0.1: retries, Retry-After,
 //! timeouts, broken replies, refusals, auth errors, and `n`.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

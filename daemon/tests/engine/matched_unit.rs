@@ -4,7 +4,7 @@
 //! against `uq_core::score` on NLI probabilities and embeddings fetched separately from the
 //! engine (as graph.rs and unit_qa.rs do for their families).
 
-mod common;
+use crate::common;
 
 use common::{tmpdir, ENGINE};
 use serde_json::json;

@@ -5,13 +5,13 @@
 //! and body. Nothing may panic; each parser's documented invariants hold. Fixed budgets and seed;
 //! the cases run per target are printed (`--nocapture`).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime};
 
 use common::{settings, FakeOpenAi, Reply};
 use proptest::prelude::*;
-#[path = "../../../core/tests/common/fuzz.rs"]
+#[path = "../../../../core/tests/common/fuzz.rs"]
 mod fuzz_runner;
 use fuzz_runner::fuzz;
 use serde_json::{json, Value};

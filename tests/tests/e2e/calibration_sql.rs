@@ -367,7 +367,7 @@ print(json.dumps(dict(fits=fits, problems=problems, missing=missing)))
 }
 
 /// Bad input gives errors that name the function, the argument and the fix (the full texts are
-/// pinned in tests/golden/errors/calibration.txt by tests/tests/errors.rs).
+/// pinned in tests/golden/errors/calibration.txt by tests/tests/e2e/errors.rs).
 #[test]
 fn bad_input_names_the_argument_and_the_fix() {
     let sb = Sandbox::new("calib-bad");
@@ -632,7 +632,7 @@ print(json.dumps(dict(problems=problems, out=out)))
 }
 
 /// Bad input of the adaptation and of the fitted-on record (full texts pinned in
-/// tests/golden/errors/calibration.txt by tests/tests/errors.rs).
+/// tests/golden/errors/calibration.txt by tests/tests/e2e/errors.rs).
 #[test]
 fn adapt_bad_input_says_why() {
     let sb = Sandbox::new("calib-adapt-bad");

@@ -4,7 +4,7 @@
 //! hand-written cases with the real NLI model, pinned to `nli-minilm-l6-v2` (the default) because
 //! the cases read its probabilities, and through the daemon's ops with recorded LLM replies.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! slow replica gets fewer requests than a fast one, a replica comes back after
 //! `replica_retry_ms`, and the completion cache and usage stay those of one LLM.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -13,9 +13,9 @@ fn golden(name: &str, what: &str, sandboxes: &[&Sandbox]) -> Golden {
         &format!("errors/{name}"),
         &format!(
             "# {what}\n\
-             # Pinned by tests/tests/errors.rs: each SQL case runs in its own `sqlite3 -bail -batch`\n\
+             # Pinned by tests/tests/e2e/errors.rs: each SQL case runs in its own `sqlite3 -bail -batch`\n\
              # whose line 1 is `.load $DIST/uq0` (the SQL starts at line 2). After an intended change:\n\
-             # UQ_BLESS=1 cargo test --release -p uq-integration --test errors, then review the diff."
+             # UQ_BLESS=1 cargo test --release -p uq-integration --test e2e errors::, then review the diff."
         ),
     );
     for sb in sandboxes {

@@ -3,7 +3,7 @@
 //! label, unreadable replies retried then NULL and counted in the notes (never a silent 0), the
 //! completion cache on a rerun, and the errors of time-outs and refusals.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::Arc;
