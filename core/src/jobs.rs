@@ -161,12 +161,14 @@ fn job(
     Ok(spec)
 }
 
+/// Options `calibration.adapt` and `calibration.refit` of a job.
+type AdaptRefit = (Option<Adapt>, Option<Adapt>);
+
 /// The scoring options: every key but the job keys, `calibration.adapt` and `calibration.refit`
 /// taken out; returned as given and parsed, with those two.
-#[allow(clippy::type_complexity)]
 fn scoring_options(
     options: &Map<String, Value>,
-) -> Result<(Value, (Option<Adapt>, Option<Adapt>), ScoreOptions), String> {
+) -> Result<(Value, AdaptRefit, ScoreOptions), String> {
     let mut scoring = Map::new();
     for (k, v) in options {
         if !JOB_KEYS.contains(&k.as_str()) {

@@ -242,6 +242,10 @@ fn both_classes(labels: &[bool]) -> bool {
     labels.iter().any(|&l| l) && labels.iter().any(|&l| !l)
 }
 
+/// One round of [`choose_strength`]: the prior centre, the training half and the held-out half
+/// (row ranges).
+type Round = ((f64, f64), (usize, usize), (usize, usize));
+
 /// λ for refits from a Platt model fitted on (`scores`, `labels`), by the cross-validation of the
 /// module doc; `None` when no fold can be played through (too few rows, or every fold's other
 /// folds or halves of one class).
@@ -250,8 +254,7 @@ pub fn choose_strength(scores: &[f64], labels: &[bool]) -> Option<f64> {
     if n < 4 * FOLDS {
         return None;
     }
-    // (prior centre, training half, held-out half) of every round
-    let mut rounds: Vec<((f64, f64), (usize, usize), (usize, usize))> = Vec::new();
+    let mut rounds: Vec<Round> = Vec::new();
     for f in 0..FOLDS {
         let (lo, hi) = (f * n / FOLDS, (f + 1) * n / FOLDS);
         let rest_s: Vec<f64> = [&scores[..lo], &scores[hi..]].concat();
