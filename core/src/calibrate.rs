@@ -16,13 +16,19 @@
 //! "positives":…}` or `{"method":"isotonic","x":[…],"y":[…],"n":…,"positives":…}`, with two
 //! optional keys: `"fitted_on"`, what its scores were made with ([`FittedOn`]: scorer, NLI model,
 //! precision, premise setting, number of samples), and `"prior"`, a prior-shift adaptation to a
-//! new set of answers ([`adapt`]: `{"train":…,"target":…,"iterations":…}`), which
-//! [`Calibration::apply`] honours.
+//! new set of answers ([`adapt`]: `{"train":…,"target":…,"iterations":…}`, checked on labels
+//! of the new answers when there are some: [`guard`]), which [`Calibration::apply`] honours.
+//! A Platt model fitted here also records `"refit_strength"`, the prior strength λ for a refit
+//! on a few labels of new answers, and a refitted model records `"refit"`, what it started from
+//! ([`refit`]).
 
 pub mod adapt;
 pub mod conformal;
+pub mod guard;
+pub mod refit;
 
 pub use adapt::{FittedOn, Prior};
+pub use refit::Refit;
 
 use serde_json::{json, Map, Value};
 
@@ -82,8 +88,13 @@ pub struct Calibration {
     /// What the scores it was fitted on were made with; `None` when not recorded.
     pub fitted_on: Option<FittedOn>,
     /// A prior-shift adaptation ([`adapt`]): probabilities are re-weighted from the training
-    /// base rate to the target's.
+    /// base rate to the target's (unless the guard refused it, [`guard`]).
     pub prior: Option<Prior>,
+    /// Platt: λ for a refit with this model as the prior ([`refit`]), chosen by
+    /// cross-validation on the data it was fitted on; `None` when not recorded.
+    pub refit_strength: Option<f64>,
+    /// What a refitted model started from ([`refit`]).
+    pub refit: Option<Refit>,
 }
 
 /// Logistic function σ(z) = 1 / (1 + e^(−z)), without overflow for large |z|.
@@ -147,14 +158,17 @@ impl Calibration {
         score: &str,
     ) -> Result<Calibration, String> {
         let positives = check_training(scores, labels, score)?;
-        let model = match method {
+        let (model, refit_strength) = match method {
             Method::Platt => {
                 let (a, b) = fit_platt(scores, labels)?;
-                Model::Platt { a, b }
+                (
+                    Model::Platt { a, b },
+                    refit::choose_strength(scores, labels),
+                )
             }
             Method::Isotonic => {
                 let (x, y) = fit_isotonic(scores, labels);
-                Model::Isotonic { x, y }
+                (Model::Isotonic { x, y }, None)
             }
         };
         Ok(Calibration {
@@ -163,6 +177,8 @@ impl Calibration {
             positives,
             fitted_on: None,
             prior: None,
+            refit_strength,
+            refit: None,
         })
     }
 
@@ -178,8 +194,8 @@ impl Calibration {
     pub fn apply(&self, s: f64) -> f64 {
         let p = self.apply_fitted(s);
         match &self.prior {
-            Some(prior) => adapt::shift(p, prior.train, prior.target),
-            None => p,
+            Some(prior) if prior.applied => adapt::shift(p, prior.train, prior.target),
+            _ => p,
         }
     }
 
@@ -215,6 +231,12 @@ impl Calibration {
         }
         if let Some(p) = &self.prior {
             o.insert("prior".into(), p.to_json());
+        }
+        if let Some(l) = self.refit_strength {
+            o.insert("refit_strength".into(), json!(l));
+        }
+        if let Some(r) = &self.refit {
+            o.insert("refit".into(), r.to_json());
         }
         Value::Object(o)
     }
@@ -264,12 +286,30 @@ impl Calibration {
             None | Some(Value::Null) => None,
             Some(v) => Some(Prior::from_json(v, &format!("{what}.prior"))?),
         };
+        let refit_strength = match o.get("refit_strength") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(x) if x > 0.0 && x.is_finite() => Some(x),
+                _ => {
+                    return Err(format!(
+                        "{what}.refit_strength must be a positive number (the prior strength λ \
+                         of a refit), got {v}: {MODEL_FIX}"
+                    ))
+                }
+            },
+        };
+        let refit = match o.get("refit") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(Refit::from_json(v, &format!("{what}.refit"))?),
+        };
         Ok(Calibration {
             model,
             n,
             positives,
             fitted_on,
             prior,
+            refit_strength,
+            refit,
         })
     }
 }
@@ -291,7 +331,17 @@ fn method_of(o: &Map<String, Value>, what: &str) -> Result<Method, String> {
         None => return Err(format!("{what} has no \"method\": {MODEL_FIX}")),
     };
     let allowed: &[&str] = match method {
-        Method::Platt => &["method", "a", "b", "n", "positives", "fitted_on", "prior"],
+        Method::Platt => &[
+            "method",
+            "a",
+            "b",
+            "n",
+            "positives",
+            "fitted_on",
+            "prior",
+            "refit_strength",
+            "refit",
+        ],
         Method::Isotonic => &["method", "x", "y", "n", "positives", "fitted_on", "prior"],
     };
     if let Some(k) = o.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -409,11 +459,7 @@ fn interpolate(x: &[f64], y: &[f64], s: f64) -> f64 {
 fn fit_platt(scores: &[f64], labels: &[bool]) -> Result<(f64, f64), String> {
     let n_pos = labels.iter().filter(|&&l| l).count() as f64;
     let n_neg = labels.len() as f64 - n_pos;
-    let (t_pos, t_neg) = ((n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0));
-    let targets: Vec<f64> = labels
-        .iter()
-        .map(|&l| if l { t_pos } else { t_neg })
-        .collect();
+    let targets = platt_targets(labels);
     let mean = scores.iter().sum::<f64>() / scores.len() as f64;
     if scores.iter().all(|&s| s == scores[0]) {
         // One distinct score: only the intercept is identified; p = mean target.
@@ -483,6 +529,17 @@ fn fit_platt(scores: &[f64], labels: &[bool]) -> Result<(f64, f64), String> {
     } else {
         Err("internal error: the Platt fit diverged".to_string())
     }
+}
+
+/// Platt's smoothed targets: (N⁺ + 1)/(N⁺ + 2) for label 1, 1/(N⁻ + 2) for label 0.
+fn platt_targets(labels: &[bool]) -> Vec<f64> {
+    let n_pos = labels.iter().filter(|&&l| l).count() as f64;
+    let n_neg = labels.len() as f64 - n_pos;
+    let (t_pos, t_neg) = ((n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0));
+    labels
+        .iter()
+        .map(|&l| if l { t_pos } else { t_neg })
+        .collect()
 }
 
 /// Isotonic regression of the labels on the scores (module doc): the points (x, y) of the

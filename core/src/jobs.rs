@@ -25,7 +25,9 @@
 //! | `prices` | `{"prompt": usd, "completion": usd}` per million tokens, for `cost_usd` | — |
 //!
 //! Within the scoring option `calibration`, a job also takes `"adapt": "job"` or `"llm"`
-//! ([`crate::options::Adapt`]): taken out here into [`JobSpec::adapt`].
+//! ([`crate::options::Adapt`]) and `"refit": "job"` or `"llm"` (the models refitted on the
+//! job's labelled units, [`crate::calibrate::refit`]): taken out here into [`JobSpec::adapt`]
+//! and [`JobSpec::refit`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -110,6 +112,9 @@ pub struct JobSpec {
     pub prices: Option<Prices>,
     /// Option `calibration.adapt`: adapt the calibration models to the job's answers.
     pub adapt: Option<Adapt>,
+    /// Option `calibration.refit`: refit the calibration models on the job's labelled units
+    /// (per the same groups as `adapt`).
+    pub refit: Option<Adapt>,
     /// The scoring options (job keys and `calibration.adapt` removed), as given.
     pub scoring: Value,
     /// The same, parsed.
@@ -134,7 +139,7 @@ fn job(
     table: &str,
     table_columns: &[String],
 ) -> Result<JobSpec, String> {
-    let (scoring, adapt, parsed) = scoring_options(options)?;
+    let (scoring, (adapt, refit), parsed) = scoring_options(options)?;
     let spec = JobSpec {
         columns: columns(options, table, table_columns)?,
         generate: integer(options, "generate", 0, MAX_GENERATE)?.unwrap_or(0),
@@ -146,29 +151,37 @@ fn job(
         concurrency: integer(options, "concurrency", 1, MAX_CONCURRENCY)?,
         prices: prices(options)?,
         adapt,
+        refit,
         scoring,
         parsed,
     };
     check_adapt(&spec)?;
+    check_refit(&spec)?;
     check_needs(&spec, table)?;
     Ok(spec)
 }
 
-/// The scoring options: every key but the job keys, `calibration.adapt` taken out; returned as
-/// given and parsed.
+/// Options `calibration.adapt` and `calibration.refit` of a job.
+type AdaptRefit = (Option<Adapt>, Option<Adapt>);
+
+/// The scoring options: every key but the job keys, `calibration.adapt` and `calibration.refit`
+/// taken out; returned as given and parsed, with those two.
 fn scoring_options(
     options: &Map<String, Value>,
-) -> Result<(Value, Option<Adapt>, ScoreOptions), String> {
+) -> Result<(Value, AdaptRefit, ScoreOptions), String> {
     let mut scoring = Map::new();
     for (k, v) in options {
         if !JOB_KEYS.contains(&k.as_str()) {
             scoring.insert(k.clone(), v.clone());
         }
     }
-    let mut adapt = None;
+    let (mut adapt, mut refit) = (None, None);
     if let Some(Value::Object(c)) = scoring.get_mut("calibration") {
         if let Some(a) = c.remove("adapt") {
             adapt = Some(Adapt::parse(&a)?);
+        }
+        if let Some(r) = c.remove("refit") {
+            refit = Some(Adapt::parse_option(&r, "refit", "one refit")?);
         }
     }
     let mut checked = scoring.clone();
@@ -180,7 +193,7 @@ fn scoring_options(
             JOB_KEYS.join(", ")
         )
     })?;
-    Ok((scoring, adapt, parsed))
+    Ok((scoring, (adapt, refit), parsed))
 }
 
 /// A job whose `sources_column` gives each row its sources has its scoring options checked as
@@ -347,6 +360,43 @@ fn check_adapt(spec: &JobSpec) -> Result<(), String> {
             "option calibration.adapt = \"{}\": {e}",
             a.as_str()
         ));
+    }
+    Ok(())
+}
+
+/// Option `calibration.refit` needs Platt models with a prior strength, labels of the job's units
+/// (`labels_column` or `grade`), and the same groups as `calibration.adapt` when both are given.
+fn check_refit(spec: &JobSpec) -> Result<(), String> {
+    let Some(refit) = spec.refit else {
+        return Ok(());
+    };
+    let models = &spec.parsed.calibration.models;
+    if models.is_empty() {
+        return Err(
+            "option calibration.refit has no model to refit: add a model per scorer, e.g. \
+             \"calibration\":{\"entailment\":<uq_fit_calibration's JSON>,\"refit\":\"job\"}"
+                .into(),
+        );
+    }
+    if let Some(a) = spec.adapt.filter(|&a| a != refit) {
+        return Err(format!(
+            "option calibration.refit = \"{}\" and calibration.adapt = \"{}\" group the answers \
+             differently: give both the same value (the refit starts from the adaptation of \
+             its group)",
+            refit.as_str(),
+            a.as_str()
+        ));
+    }
+    if spec.columns.labels.is_none() && !spec.grade {
+        return Err(
+            "option calibration.refit refits on labelled units, but the job has no labels: set \
+             labels_column (a JSON array of 0/1/null per unit of units_column) or grade"
+                .into(),
+        );
+    }
+    for (s, c) in models {
+        c.refit_prior(&format!("option calibration.{}", s.name()))
+            .map_err(|e| format!("option calibration.refit = \"{}\": {e}", refit.as_str()))?;
     }
     Ok(())
 }
@@ -565,13 +615,18 @@ pub fn create_job(
     // `calibration.adapt` is a job key inside a scoring option: kept out of the scoring options'
     // resolution (which refuses it), checked and stored with the job.
     let mut options = options;
-    let adapt = match options.get_mut("calibration") {
-        Some(Value::Object(c)) => c.remove("adapt"),
-        _ => None,
+    let (adapt, refit) = match options.get_mut("calibration") {
+        Some(Value::Object(c)) => (c.remove("adapt"), c.remove("refit")),
+        _ => (None, None),
     };
     let mut options = db.resolve_options(func, options)?;
-    if let (Some(a), Some(Value::Object(c))) = (adapt, options.get_mut("calibration")) {
-        c.insert("adapt".into(), a);
+    if let Some(Value::Object(c)) = options.get_mut("calibration") {
+        if let Some(a) = adapt {
+            c.insert("adapt".into(), a);
+        }
+        if let Some(r) = refit {
+            c.insert("refit".into(), r);
+        }
     }
     let spec = parse_job(func, &options, &table, &columns)?;
     db.migrate()?;

@@ -26,6 +26,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::guard::Check;
 use super::Calibration;
 use crate::json::type_name;
 use crate::score::premise::Premise;
@@ -46,11 +47,28 @@ pub struct Prior {
     pub target: f64,
     /// EM iterations run (at most [`MAX_ITERATIONS`]).
     pub iterations: usize,
+    /// Whether [`Calibration::apply`] re-weights to `target`: false when the guard refused the
+    /// adaptation ([`super::guard`]).
+    pub applied: bool,
+    /// The guard's figures on the target's labelled units; `None`: no labels, unchecked.
+    pub check: Option<Check>,
 }
 
+/// The keys of `"prior"`.
+const PRIOR_KEYS: [&str; 5] = ["train", "target", "iterations", "applied", "check"];
+
 impl Prior {
+    /// `{"train":…,"target":…,"iterations":…}`, with `"applied"` and `"check"` when checked.
     pub fn to_json(&self) -> Value {
-        json!({"train": self.train, "target": self.target, "iterations": self.iterations})
+        let mut v = json!({"train": self.train, "target": self.target,
+                           "iterations": self.iterations});
+        if let Some(c) = &self.check {
+            v["applied"] = json!(self.applied);
+            v["check"] = c.to_json();
+        } else if !self.applied {
+            v["applied"] = json!(false);
+        }
+        v
     }
 
     /// Reads `{"train":…,"target":…,"iterations":…}` (`what` names it in errors).
@@ -60,12 +78,10 @@ impl Prior {
         let o = v
             .as_object()
             .ok_or_else(|| format!("{what} must be a JSON object, got {}: {fix}", type_name(v)))?;
-        if let Some(k) = o
-            .keys()
-            .find(|k| !["train", "target", "iterations"].contains(&k.as_str()))
-        {
+        if let Some(k) = o.keys().find(|k| !PRIOR_KEYS.contains(&k.as_str())) {
             return Err(format!(
-                "{what} has unknown key {k:?}: its keys are train, target, iterations"
+                "{what} has unknown key {k:?}: its keys are {}",
+                PRIOR_KEYS.join(", ")
             ));
         }
         let rate = |k: &str| -> Result<f64, String> {
@@ -85,10 +101,26 @@ impl Prior {
                 format!("{what}.iterations must be a non-negative integer, got {v}")
             })? as usize,
         };
+        let applied = match o.get("applied") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(v) => {
+                return Err(format!(
+                    "{what}.applied must be true or false (false: the guard refused the \
+                     adaptation), got {v}"
+                ))
+            }
+        };
+        let check = match o.get("check") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(Check::from_json(v, &format!("{what}.check"))?),
+        };
         Ok(Prior {
             train: rate("train")?,
             target: rate("target")?,
             iterations,
+            applied,
+            check,
         })
     }
 }
@@ -186,6 +218,8 @@ impl Calibration {
                 train,
                 target,
                 iterations,
+                applied: true,
+                check: None,
             }),
             ..self.clone()
         })

@@ -2,7 +2,9 @@
 //! per scorer, applied to that scorer's unit scores after scoring. The calibrated scores sit
 //! beside the raw ones (`calibrated`), and UAD filters on them when its scorer has a model.
 //! In a job, `calibration.adapt` adapts the models to the job's answers ([`Adapt`],
-//! [`crate::calibrate::adapt`]); the job takes it out before these options are read.
+//! [`crate::calibrate::adapt`], checked on the job's labels: [`crate::calibrate::guard`]) and
+//! `calibration.refit` refits them on the job's labelled units ([`crate::calibrate::refit`]);
+//! the job takes both out before these options are read.
 
 use serde_json::Value;
 
@@ -39,13 +41,18 @@ impl Adapt {
         }
     }
 
-    /// Reads `"job"` or `"llm"`.
+    /// Reads `"job"` or `"llm"` (option `calibration.adapt`).
     pub fn parse(v: &Value) -> Result<Adapt, String> {
+        Adapt::parse_option(v, "adapt", "one base rate")
+    }
+
+    /// Reads `"job"` or `"llm"` of option `calibration.<key>`; `what` says what a group shares.
+    pub fn parse_option(v: &Value, key: &str, what: &str) -> Result<Adapt, String> {
         match v.as_str().map(|s| s.trim().to_ascii_lowercase()).as_deref() {
             Some("job") => Ok(Adapt::Job),
             Some("llm") => Ok(Adapt::Llm),
             _ => Err(format!(
-                "option calibration.adapt must be \"job\" (one base rate for the job's answers) \
+                "option calibration.{key} must be \"job\" ({what} for the job's answers) \
                  or \"llm\" (one per LLM that wrote them), got {v}"
             )),
         }
@@ -70,6 +77,15 @@ impl CalibrationOptions {
                 "option calibration maps scorer names to models, but it holds a bare model (key \
                  \"method\"): name the scorer it was fitted on, e.g. {EXAMPLE}"
             ));
+        }
+        if o.contains_key("refit") {
+            return Err(
+                "option calibration.refit refits the models on a job's labelled units \
+                 (uq_score_table, uqd score); here, refit a model with \
+                 uq_refit_calibration(score, label, prior_model) over a few labelled units of \
+                 the new answers and pass the refitted model"
+                    .to_string(),
+            );
         }
         if o.contains_key("adapt") {
             return Err(

@@ -25,6 +25,12 @@
 //!   unadapted one (`adapted_worse`), and those whose adaptation failed (`adapt_failed`; the
 //!   line's `adapt_error_<method>` says why).
 //!
+//! * with `--target-labels K,…` (default 0,5,10,20,40), per direction, scorer and K, what K
+//!   labelled answers of the test file buy: the old Platt model, adapted, adapted with the guard,
+//!   Platt on the K answers alone and the refit with the old model as the prior, over seeded
+//!   random draws ([`super::refit`]); the summary adds the refit target
+//!   (`target_labels_met_refit`, `target_labels_met_refit_guarded`).
+//!
 //! Prints one JSON object per line; progress goes to stderr. No LLM call is made.
 
 use std::path::Path;
@@ -35,7 +41,7 @@ use uq_core::ensemble::{Objective, Training};
 use uq_core::metrics::{auroc, brier, ece};
 use uq_core::scorers::Scorer;
 
-use super::claims::{claim_scorers, claim_scores, labelled, score_file, ECE_BINS};
+use super::claims::{answer_claims, claim_scorers, claim_scores, labelled, score_file, ECE_BINS};
 use super::common::round;
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
@@ -52,13 +58,20 @@ pub struct CalibrationArgs<'a> {
     pub clients: usize,
     /// Only the first `limit` records of each file.
     pub limit: Option<usize>,
+    /// Labelled answers of the test file for the refit runs (`--target-labels`; empty: none).
+    pub target_labels: Vec<usize>,
+    /// Random draws per K, and their seed.
+    pub draws: usize,
+    pub seed: u64,
 }
 
-/// One file's labelled claims: per scorer the scores, in the same claim order, and the labels.
+/// One file's labelled claims: per scorer the scores, in the same claim order, the labels and
+/// the answer (record index) each claim belongs to.
 struct Labelled {
     name: String,
     scores: Vec<(Scorer, Vec<f64>)>,
     labels: Vec<bool>,
+    answers: Vec<usize>,
 }
 
 impl Labelled {
@@ -67,6 +80,15 @@ impl Labelled {
             .iter()
             .find(|(t, _)| *t == s)
             .map_or(&[][..], |(_, v)| v.as_slice())
+    }
+
+    fn claims(&self, s: Scorer) -> super::refit::Claims<'_> {
+        super::refit::Claims {
+            name: &self.name,
+            scores: self.of(s),
+            labels: &self.labels,
+            answers: &self.answers,
+        }
     }
 }
 
@@ -86,6 +108,12 @@ pub fn calibration(
     let mut best = Vec::new();
     let mut adapted_worse = Vec::new();
     let mut adapt_failed = Vec::new();
+    let mut refit_target = Vec::new();
+    let draws = super::refit::Draws {
+        ks: &args.target_labels,
+        draws: args.draws,
+        seed: args.seed,
+    };
     for (fit, test) in [(&files[0], &files[1]), (&files[1], &files[0])] {
         // (ECE adapted, scorer, method) of the best in this direction
         let mut best_here: Option<(f64, Scorer, Method)> = None;
@@ -123,6 +151,14 @@ pub fn calibration(
         for objective in [Objective::Auroc, Objective::LogLoss] {
             println!("{}", ensemble_line(fit, test, &scorers, objective)?);
         }
+        if !args.target_labels.is_empty() {
+            for &s in &scorers {
+                for line in super::refit::lines(&fit.claims(s), &test.claims(s), s, &draws)? {
+                    refit_target.extend(super::refit::target(&line));
+                    println!("{line}");
+                }
+            }
+        }
     }
     println!(
         "{}",
@@ -143,6 +179,13 @@ pub fn calibration(
                 && best.iter().all(|b| b["target_met"] == json!(true)),
             "adapted_worse": adapted_worse,
             "adapt_failed": adapt_failed,
+            "target_labels_ece": super::refit::TARGET_ECE,
+            "target_labels_k": super::refit::TARGET_K,
+            "target_labels": refit_target,
+            "target_labels_met_refit": (refit_target.len() == 2)
+                .then(|| refit_target.iter().all(|t| t["met_refit"] == json!(true))),
+            "target_labels_met_refit_guarded": (refit_target.len() == 2)
+                .then(|| refit_target.iter().all(|t| t["met_refit_guarded"] == json!(true))),
         })
     );
     Ok(())
@@ -163,17 +206,39 @@ fn labelled_file(
         (args.samples, args.clients, args.limit),
         scorers,
     )?;
-    let mut labels = Vec::new();
+    let mut labels: Option<Vec<bool>> = None;
+    let mut answers = Vec::new();
     let mut scores = Vec::with_capacity(scorers.len());
     for &s in scorers {
-        let (v, l) = labelled(&records, &claim_scores(s, &records, &results)?);
-        labels = l;
+        let per_record = claim_scores(s, &records, &results)?;
+        let (v, l) = labelled(&records, &per_record);
+        // the answer of each labelled claim with a score, in `labelled`'s order
+        let ids: Vec<usize> = answer_claims(&records, &per_record)
+            .iter()
+            .enumerate()
+            .flat_map(|(i, a)| {
+                a.iter()
+                    .filter(|(s, l)| l.is_some() && s.is_finite())
+                    .map(move |_| i)
+            })
+            .collect();
+        if labels.as_ref().is_some_and(|prev| *prev != l) || ids.len() != l.len() {
+            return Err(format!(
+                "internal error: {}: the labelled claims with a {} score differ from the other \
+                 scorers'",
+                name,
+                s.name()
+            ));
+        }
+        answers = ids;
+        labels = Some(l);
         scores.push((s, v));
     }
     Ok(Labelled {
         name,
         scores,
-        labels,
+        labels: labels.unwrap_or_default(),
+        answers,
     })
 }
 

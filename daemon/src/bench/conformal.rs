@@ -106,7 +106,7 @@ fn labelled(answers: &[&Answer]) -> (Vec<Vec<(f64, bool)>>, usize) {
 }
 
 /// SplitMix64.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -117,7 +117,7 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    fn shuffle(&mut self, v: &mut [usize]) {
+    pub(super) fn shuffle(&mut self, v: &mut [usize]) {
         for i in (1..v.len()).rev() {
             v.swap(i, (self.next() % (i as u64 + 1)) as usize);
         }

@@ -14,6 +14,7 @@ mod conformal;
 mod coverage;
 mod grounded;
 mod load;
+mod refit;
 mod selfcheck;
 mod soak;
 mod spans;

@@ -318,6 +318,15 @@ pub struct CalibrationFlags {
     /// Only the first N answers of each file.
     #[arg(long)]
     limit: Option<usize>,
+    /// Labelled answers of the test file for the refit runs: K,… (0 = none labelled).
+    #[arg(long, value_delimiter = ',', default_value = "0,5,10,20,40")]
+    target_labels: Vec<usize>,
+    /// Random draws of the K answers per K.
+    #[arg(long, default_value_t = 50)]
+    draws: usize,
+    /// Seed of the draws.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     #[command(flatten)]
     config: CliOverrides,
 }
@@ -495,7 +504,13 @@ fn calibration(f: CalibrationFlags) -> Result<(), String> {
         samples: f.samples,
         clients: f.clients.unwrap_or(engine.device_defaults().bench_clients),
         limit: f.limit,
+        target_labels: f.target_labels,
+        draws: f.draws,
+        seed: f.seed,
     };
+    if args.draws == 0 {
+        return Err("--draws must be at least 1".into());
+    }
     bench::calibration(&engine, &llm, &args)
 }
 

@@ -1,8 +1,11 @@
 //! A job's calibration, after its rows are scored: option `calibration.adapt` adapts each model
-//! to the job's answers (Saerens, Latinne & Decaestecker 2002, `uq_core::calibrate::adapt`) and
-//! rewrites the calibrated unit and response scores of the run with the adapted model; and every
-//! model fitted on another setting than the job's is named. Both go to the job's message (its
-//! notes), never silently.
+//! to the job's answers (Saerens, Latinne & Decaestecker 2002, `uq_core::calibrate::adapt`),
+//! checked on the group's labelled units when it has some (`uq_core::calibrate::guard`: refused
+//! when adapting raises their ECE); option `calibration.refit` then refits the model (adapted or
+//! not) on the group's labelled units with itself as the prior (`uq_core::calibrate::refit`);
+//! the calibrated unit and response scores of the run are rewritten with the resulting model.
+//! Every model fitted on another setting than the job's is named. All of it goes to the job's
+//! message (its notes), never silently.
 
 use std::collections::BTreeMap;
 
@@ -15,8 +18,8 @@ use uq_core::options::Adapt;
 use crate::engine::Engine;
 use crate::pipeline;
 
-/// One unit score of the run: (unit id, answer id, raw score or NaN).
-type UnitRow = (i64, i64, f64);
+/// One unit score of the run: (unit id, answer id, raw score or NaN, its latest factual label).
+type UnitRow = (i64, i64, f64, Option<bool>);
 
 fn sql_err(what: &'static str) -> impl Fn(rusqlite::Error) -> String {
     move |e| format!("cannot {what}: {e}")
@@ -32,7 +35,7 @@ pub fn finish_calibration(
 ) -> Result<Vec<String>, String> {
     let mut notes =
         pipeline::calibration_notes(engine, &spec.parsed, spec.parsed.scoring.num_samples);
-    let Some(adapt) = spec.adapt else {
+    let Some(groups_by) = spec.adapt.or(spec.refit) else {
         return Ok(notes);
     };
     // IMMEDIATE: the write lock is taken (waiting out the busy timeout) before the reads, so a
@@ -42,45 +45,124 @@ pub fn finish_calibration(
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(sql_err("begin the adaptation"))?;
     for (scorer, model) in &spec.parsed.calibration.models {
-        let groups = unit_scores_by_group(&tx, run_id, scorer.name(), adapt)?;
+        let groups = unit_scores_by_group(&tx, run_id, scorer.name(), groups_by)?;
         let what = format!("option calibration.{}", scorer.name());
         for (llm, rows) in groups {
-            let group = group_name(adapt, &llm);
+            let group = group_name(groups_by, &llm);
             let scores: Vec<f64> = rows.iter().map(|r| r.2).filter(|s| s.is_finite()).collect();
-            let adapted = match model.adapt(&scores, &what, "score") {
-                Ok(a) => a,
-                Err(e) => {
-                    notes.push(format!(
+            let (labelled, labels): (Vec<f64>, Vec<bool>) = rows
+                .iter()
+                .filter_map(|r| r.3.filter(|_| r.2.is_finite()).map(|l| (r.2, l)))
+                .unzip();
+            let mut current: Option<Calibration> = None;
+            if let Some(adapt) = spec.adapt {
+                match model.adapt_guarded(&scores, &labelled, &labels, &what, "score") {
+                    Ok(adapted) => {
+                        if let Some(note) =
+                            adapt_note(scorer.name(), &group, adapt, &adapted, &scores)
+                        {
+                            notes.push(note);
+                        }
+                        current = Some(adapted);
+                    }
+                    Err(e) => notes.push(format!(
                         "calibration.{} not adapted to {group} (its calibrated scores are the \
                          unadapted model's): {e}",
                         scorer.name()
-                    ));
-                    continue;
+                    )),
                 }
-            };
-            let Some(prior) = adapted.prior.clone() else {
-                continue; // adapt always sets it
-            };
-            notes.push(format!(
-                "calibration.{} adapted to {group} (adapt \"{}\"): base rate {:.3} → {:.3} \
-                 estimated from {} unit scores ({} EM iterations)",
-                scorer.name(),
-                adapt.as_str(),
-                prior.train,
-                prior.target,
-                scores.len(),
-                prior.iterations
-            ));
-            let aggregation = spec.parsed.aggregate.aggregation;
-            rewrite_calibrated(&tx, scorer.name(), &adapted, &rows, aggregation)?;
+            }
+            if let Some(refit) = spec.refit {
+                let from = current.as_ref().unwrap_or(model);
+                match from.refit(&labelled, &labels, &what, "score") {
+                    Ok(r) => {
+                        let rf = r.refit.as_ref();
+                        notes.push(format!(
+                            "calibration.{} refitted on {group} (refit \"{}\"): {} labelled \
+                             units ({} labelled 1), prior strength λ = {}, from the model{} \
+                             fitted on {} units",
+                            scorer.name(),
+                            refit.as_str(),
+                            r.n,
+                            r.positives,
+                            rf.map_or(0.0, |x| x.strength),
+                            if rf.is_some_and(|x| x.adaptation.is_some()) {
+                                " adapted to these answers,"
+                            } else {
+                                ""
+                            },
+                            rf.map_or(0, |x| x.n),
+                        ));
+                        current = Some(r);
+                    }
+                    Err(e) => notes.push(format!(
+                        "calibration.{} not refitted on {group} (its calibrated scores are the \
+                         {} model's): {e}",
+                        scorer.name(),
+                        if current.is_some() {
+                            "adapted"
+                        } else {
+                            "given"
+                        }
+                    )),
+                }
+            }
+            if let Some(c) = current {
+                let aggregation = spec.parsed.aggregate.aggregation;
+                rewrite_calibrated(&tx, scorer.name(), &c, &rows, aggregation)?;
+            }
         }
     }
     tx.commit().map_err(sql_err("commit the adaptation"))?;
     Ok(notes)
 }
 
-/// The run's unit scores by `scorer`, per group: the LLM that wrote the answer (`adapt "llm"`),
-/// or the whole job (`None` for `adapt "job"`).
+/// The note on an adaptation: the estimate, and the guard's figures and verdict when the group
+/// had labels.
+fn adapt_note(
+    scorer: &str,
+    group: &str,
+    adapt: Adapt,
+    adapted: &Calibration,
+    scores: &[f64],
+) -> Option<String> {
+    let prior = adapted.prior.as_ref()?; // adapt always sets it
+    let estimate = format!(
+        "base rate {:.3} → {:.3} estimated from {} unit scores ({} EM iterations)",
+        prior.train,
+        prior.target,
+        scores.len(),
+        prior.iterations
+    );
+    Some(match (&prior.check, prior.applied) {
+        (None, _) => format!(
+            "calibration.{scorer} adapted to {group} (adapt \"{}\"): {estimate}; no labelled \
+             units to check it on",
+            adapt.as_str()
+        ),
+        (Some(c), true) => format!(
+            "calibration.{scorer} adapted to {group} (adapt \"{}\"): {estimate}; on its {} \
+             labelled units the ECE goes from {:.3} to {:.3}",
+            adapt.as_str(),
+            c.labelled,
+            c.ece_unadapted,
+            c.ece_adapted
+        ),
+        (Some(c), false) => format!(
+            "calibration.{scorer} not adapted to {group} (adapt \"{}\", refused: its \
+             calibrated scores are the unadapted model's): {estimate}, but on its {} labelled \
+             units adapting raises the ECE from {:.3} to {:.3}; the change between these answers \
+             is not a change of base rate alone: refit on the labels (calibration.refit)",
+            adapt.as_str(),
+            c.labelled,
+            c.ece_unadapted,
+            c.ece_adapted
+        ),
+    })
+}
+
+/// The run's unit scores by `scorer`, with their latest factual label, per group: the LLM that
+/// wrote the answer (`"llm"`), or the whole job (`None` for `"job"`).
 fn unit_scores_by_group(
     conn: &Connection,
     run_id: i64,
@@ -89,7 +171,9 @@ fn unit_scores_by_group(
 ) -> Result<BTreeMap<Option<String>, Vec<UnitRow>>, String> {
     let mut st = conn
         .prepare(
-            "SELECT s.unit_id, a.answer_id, s.score, a.model FROM uq_unit_score s \
+            "SELECT s.unit_id, a.answer_id, s.score, a.model, \
+             (SELECT l.label FROM uq_label l WHERE l.unit_id = s.unit_id AND \
+              l.kind = 'factual' ORDER BY l.created_at DESC LIMIT 1) FROM uq_unit_score s \
              JOIN uq_unit u ON u.unit_id = s.unit_id \
              JOIN uq_answer a ON a.answer_id = u.answer_id \
              WHERE a.run_id = ?1 AND s.scorer = ?2 ORDER BY a.answer_id, u.position",
@@ -102,17 +186,21 @@ fn unit_scores_by_group(
                 r.get::<_, i64>(1)?,
                 r.get::<_, Option<f64>>(2)?.unwrap_or(f64::NAN),
                 r.get::<_, Option<String>>(3)?,
+                r.get::<_, Option<i64>>(4)?.map(|l| l != 0),
             ))
         })
         .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
         .map_err(sql_err("read the unit scores"))?;
     let mut groups: BTreeMap<Option<String>, Vec<UnitRow>> = BTreeMap::new();
-    for (unit, answer, score, llm) in rows {
+    for (unit, answer, score, llm, label) in rows {
         let key = match adapt {
             Adapt::Job => None,
             Adapt::Llm => llm,
         };
-        groups.entry(key).or_default().push((unit, answer, score));
+        groups
+            .entry(key)
+            .or_default()
+            .push((unit, answer, score, label));
     }
     Ok(groups)
 }
@@ -136,7 +224,7 @@ fn rewrite_calibrated(
     aggregation: Aggregation,
 ) -> Result<(), String> {
     let mut per_answer: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-    for &(unit, answer, score) in rows {
+    for &(unit, answer, score, _) in rows {
         let p = adapted.apply(score);
         conn.execute(
             "UPDATE uq_unit_score SET calibrated = ?3 WHERE unit_id = ?1 AND scorer = ?2",

@@ -153,8 +153,11 @@ pub const OBJECTS: &[SqlObject] = &[
     aggregate("uq_fit_calibration", &[2, 3, 4], |db, name, n, flags| {
         db.create_aggregate_function(name, n, flags, uq_calibration::FitCalibration)
     }),
-    aggregate("uq_adapt_calibration", &[2], |db, name, n, flags| {
+    aggregate("uq_adapt_calibration", &[2, 3], |db, name, n, flags| {
         db.create_aggregate_function(name, n, flags, uq_calibration::AdaptCalibration)
+    }),
+    aggregate("uq_refit_calibration", &[3, 4], |db, name, n, flags| {
+        db.create_aggregate_function(name, n, flags, uq_calibration::RefitCalibration)
     }),
     scalar("uq_calibrate", &[2], PURE, uq_calibration::uq_calibrate),
     aggregate("uq_fit_conformal", &[4, 5], |db, name, n, flags| {

@@ -1,6 +1,9 @@
 //! `uq_fit_calibration(score, label[, method[, fitted_on]])` (aggregate),
-//! `uq_adapt_calibration(score, model_json)` (aggregate: the model adapted to the rows' base rate,
-//! Saerens, Latinne & Decaestecker 2002) and `uq_calibrate(score, model_json)` (scalar):
+//! `uq_adapt_calibration(score, model_json[, label])` (aggregate: the model adapted to the rows'
+//! base rate, Saerens, Latinne & Decaestecker 2002, checked on the labelled rows when there are
+//! some: `uq_core::calibrate::guard`), `uq_refit_calibration(score, label, prior_model[,
+//! fitted_on])` (aggregate: the model refitted on a few labels with the old one as the prior,
+//! `uq_core::calibrate::refit`) and `uq_calibrate(score, model_json)` (scalar):
 //! calibration models as JSON, fitted, adapted and applied in the extension with
 //! `uq_core::calibrate` (nothing is re-derived here). Arguments follow the metric aggregates'
 //! conventions (`metrics.rs`): a row with a NULL score or label is skipped, labels are 0/1,
@@ -15,12 +18,13 @@ use uq_core::calibrate::adapt::no_target_scores;
 use uq_core::calibrate::{Calibration, FittedOn, Method};
 
 use super::metric_aggregates::{describe, label, number};
-use crate::client::Client;
+use crate::client::{self, Client};
 use crate::glue::{guard, sql_err};
 
 const FIT: &str = "uq_fit_calibration";
 const APPLY: &str = "uq_calibrate";
 const ADAPT: &str = "uq_adapt_calibration";
+const REFIT: &str = "uq_refit_calibration";
 
 /// One group's rows.
 #[derive(Default)]
@@ -140,37 +144,64 @@ pub(super) fn parse_json(
 #[derive(Default)]
 pub struct Target {
     scores: Vec<f64>,
+    /// The rows with a label too: their scores and labels (the guard's).
+    labelled_scores: Vec<f64>,
+    labels: Vec<bool>,
     /// `model_json` as given (the same in every row), and parsed.
     model: Option<(String, Calibration)>,
     /// Rows skipped for a NULL score.
     skipped: usize,
 }
 
-/// `uq_adapt_calibration(score, model_json)`: the model adapted to the rows' raw scores
-/// (`uq_core::calibrate::adapt`).
+/// The model argument `arg` of aggregate `f` (the same in every row of a group), parsed into
+/// `slot` on the first row.
+fn same_model(
+    f: &str,
+    arg: &str,
+    v: ValueRef<'_>,
+    slot: &mut Option<(String, Calibration)>,
+    verb: &str,
+) -> Result<(), String> {
+    let fix = "pass the JSON that uq_fit_calibration returns";
+    let text = json_text(f, arg, v, fix)?;
+    match slot {
+        None => {
+            let v = parse_json(f, arg, &text, fix)?;
+            let m = Calibration::from_json(&v, arg).map_err(|e| format!("{f}: {e}"))?;
+            *slot = Some((text, m));
+        }
+        Some((prev, _)) if *prev != text => {
+            return Err(format!(
+                "{f}: {arg} must be the same for every row of a group; {verb} each model in its \
+                 own query or GROUP BY the model"
+            ))
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// `uq_adapt_calibration(score, model_json[, label])`: the model adapted to the rows' raw scores
+/// (`uq_core::calibrate::adapt`), checked on the rows with a label (`guard`): refused when
+/// adapting raises their ECE. The adaptation's note goes to `uq_debug()`.
 pub struct AdaptCalibration;
 
 impl AdaptCalibration {
     fn step(ctx: &Context<'_>, t: &mut Target) -> Result<(), String> {
-        let fix = "pass the JSON that uq_fit_calibration returns";
-        let text = json_text(ADAPT, "model_json", ctx.get_raw(1), fix)?;
-        match &t.model {
-            None => {
-                let v = parse_json(ADAPT, "model_json", &text, fix)?;
-                let m = Calibration::from_json(&v, "model_json")
-                    .map_err(|e| format!("{ADAPT}: {e}"))?;
-                t.model = Some((text, m));
-            }
-            Some((prev, _)) if *prev != text => {
-                return Err(format!(
-                    "{ADAPT}: model_json must be the same for every row of a group; adapt each \
-                     model in its own query or GROUP BY the model"
-                ))
-            }
-            Some(_) => {}
-        }
+        same_model(ADAPT, "model_json", ctx.get_raw(1), &mut t.model, "adapt")?;
+        let l = if ctx.len() > 2 {
+            label(ADAPT, "label", ctx.get_raw(2))?
+        } else {
+            None
+        };
         match number(ADAPT, "score", ctx.get_raw(0))? {
-            Some(s) => t.scores.push(s),
+            Some(s) => {
+                t.scores.push(s);
+                if let Some(l) = l {
+                    t.labelled_scores.push(s);
+                    t.labels.push(l);
+                }
+            }
             None => t.skipped += 1,
         }
         Ok(())
@@ -181,10 +212,136 @@ impl AdaptCalibration {
         let Some((_, model)) = &t.model else {
             return Err(format!("{ADAPT}: {}", no_target_scores("score")));
         };
-        model
-            .adapt(&t.scores, "model_json", "score")
-            .map(|c| c.to_json().to_string())
-            .map_err(|e| format!("{ADAPT}: {e}"))
+        let adapted = model
+            .adapt_guarded(
+                &t.scores,
+                &t.labelled_scores,
+                &t.labels,
+                "model_json",
+                "score",
+            )
+            .map_err(|e| format!("{ADAPT}: {e}"))?;
+        if let Some(p) = &adapted.prior {
+            client::set_last_notes(&[format!("{ADAPT}: {}", p.note())]);
+        }
+        Ok(adapted.to_json().to_string())
+    }
+}
+
+/// One group's rows for [`RefitCalibration`].
+#[derive(Default)]
+pub struct Refit {
+    scores: Vec<f64>,
+    labels: Vec<bool>,
+    prior: Option<(String, Calibration)>,
+    fitted_on: Option<(String, FittedOn)>,
+    skipped: usize,
+}
+
+/// `uq_refit_calibration(score, label, prior_model[, fitted_on])`: the Platt model
+/// `prior_model` refitted on the rows' labelled units with itself as the prior (MAP,
+/// `uq_core::calibrate::refit`). The new model's `fitted_on` is argument 4, else the prior's.
+pub struct RefitCalibration;
+
+impl RefitCalibration {
+    fn step(ctx: &Context<'_>, r: &mut Refit) -> Result<(), String> {
+        same_model(REFIT, "prior_model", ctx.get_raw(2), &mut r.prior, "refit")?;
+        if ctx.len() > 3 {
+            let text = json_text(REFIT, "fitted_on", ctx.get_raw(3), FITTED_ON_FIX)?;
+            match &r.fitted_on {
+                None => {
+                    let v = parse_json(REFIT, "fitted_on", &text, FITTED_ON_FIX)?;
+                    let f = FittedOn::from_json(&v, "fitted_on")
+                        .map_err(|e| format!("{REFIT}: {e}"))?;
+                    r.fitted_on = Some((text, f));
+                }
+                Some((prev, _)) if *prev != text => {
+                    return Err(format!(
+                        "{REFIT}: fitted_on must be the same for every row of a group (got \
+                         {prev} and {text})"
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        let s = number(REFIT, "score", ctx.get_raw(0))?;
+        let l = label(REFIT, "label", ctx.get_raw(1))?;
+        match (s, l) {
+            (Some(s), Some(l)) => {
+                r.scores.push(s);
+                r.labels.push(l);
+            }
+            _ => r.skipped += 1,
+        }
+        Ok(())
+    }
+
+    fn finish(r: Option<Refit>) -> Result<String, String> {
+        let r = r.unwrap_or_default();
+        let skipped = if r.skipped > 0 {
+            format!(" ({} rows had a NULL score or label)", r.skipped)
+        } else {
+            String::new()
+        };
+        let Some((_, prior)) = &r.prior else {
+            return Err(format!(
+                "{REFIT}: no target labels to refit on (an empty table): pass the scores and 0/1 \
+                 labels of a few labelled units of the new answers"
+            ));
+        };
+        let now = r.fitted_on.map(|(_, f)| f);
+        if let (Some(then), Some(now)) = (
+            prior.fitted_on.as_ref().and_then(|f| f.scorer.as_deref()),
+            now.as_ref().and_then(|f| f.scorer.as_deref()),
+        ) {
+            if then != now {
+                return Err(format!(
+                    "{REFIT}: prior_model: the model was fitted for scorer '{then}' but these \
+                     scores are '{now}' (fitted_on.scorer); refit from a model fitted on '{now}' \
+                     scores, or pass the scores of '{then}'"
+                ));
+            }
+        }
+        let mut c = prior
+            .refit(&r.scores, &r.labels, "prior_model", "score")
+            .map_err(|e| format!("{REFIT}: {e}{skipped}"))?;
+        let mut notes = Vec::new();
+        if let (Some(then), Some(now)) = (&prior.fitted_on, &now) {
+            let diff = then.differences(now);
+            if !diff.is_empty() {
+                notes.push(format!(
+                    "{REFIT}: the prior model was fitted on scores made with another setting \
+                     ({}); the refit starts from it all the same",
+                    diff.join("; ")
+                ));
+            }
+        }
+        if let Some(f) = now {
+            c.fitted_on = Some(f);
+        }
+        if let Some(rf) = &c.refit {
+            notes.push(format!(
+                "{REFIT}: refitted on {} target labels ({} labelled 1) from a prior fitted on \
+                 {} units, prior strength λ = {}",
+                rf.target_labels, c.positives, rf.n, rf.strength
+            ));
+        }
+        client::set_last_notes(&notes);
+        Ok(c.to_json().to_string())
+    }
+}
+
+impl Aggregate<Refit, String> for RefitCalibration {
+    fn init(&self, _: &mut Context<'_>) -> rusqlite::Result<Refit> {
+        Ok(Refit::default())
+    }
+
+    fn step(&self, ctx: &mut Context<'_>, r: &mut Refit) -> rusqlite::Result<()> {
+        guard(REFIT, || RefitCalibration::step(ctx, r).map_err(sql_err))
+    }
+
+    fn finalize(&self, _: &mut Context<'_>, r: Option<Refit>) -> rusqlite::Result<String> {
+        guard(REFIT, || RefitCalibration::finish(r).map_err(sql_err))
     }
 }
 

@@ -419,6 +419,64 @@ fn calibration_and_ensemble_arguments() {
             "{t} INSERT INTO t VALUES ('high', 1); SELECT uq_adapt_calibration(s, {prior}) FROM t;"
         ),
     );
+    case(
+        "uq_adapt_calibration: label 2 (the guard's labels)",
+        format!("{t} SELECT uq_adapt_calibration(s, {prior}, l + 1) FROM t;"),
+    );
+    case(
+        "uq_calibrate: a prior with applied not a boolean",
+        format!(
+            r#"{t} SELECT uq_calibrate(0.5, '{{"method":"platt","a":4,"b":-2,"prior":{{"train":0.7,"target":0.8,"applied":"no"}}}}');"#
+        ),
+    );
+    // uq_refit_calibration
+    let old = r#"'{"method":"platt","a":4,"b":-2,"n":100,"positives":70,"refit_strength":8,"fitted_on":{"scorer":"entailment"}}'"#;
+    case(
+        "uq_refit_calibration: no target labels (empty table)",
+        format!("CREATE TABLE t(s, l); SELECT uq_refit_calibration(s, l, {old}) FROM t;"),
+    );
+    case(
+        "uq_refit_calibration: no target labels (every label NULL)",
+        format!("{t} UPDATE t SET l = NULL; SELECT uq_refit_calibration(s, l, {old}) FROM t;"),
+    );
+    case(
+        "uq_refit_calibration: one class",
+        format!("{t} SELECT uq_refit_calibration(s, l, {old}) FROM t WHERE l = 1;"),
+    );
+    case(
+        "uq_refit_calibration: a prior model of another scorer",
+        format!(
+            r#"{t} SELECT uq_refit_calibration(s, l, {old}, '{{"scorer":"noncontradiction"}}') FROM t;"#
+        ),
+    );
+    case(
+        "uq_refit_calibration: a prior model without refit_strength",
+        format!("{t} SELECT uq_refit_calibration(s, l, {prior}) FROM t;"),
+    );
+    case(
+        "uq_refit_calibration: an isotonic prior model",
+        format!(
+            r#"{t} SELECT uq_refit_calibration(s, l, '{{"method":"isotonic","x":[0,1],"y":[0.2,0.9]}}') FROM t;"#
+        ),
+    );
+    case(
+        "uq_refit_calibration: prior model NULL",
+        format!("{t} SELECT uq_refit_calibration(s, l, NULL) FROM t;"),
+    );
+    case(
+        "uq_refit_calibration: prior model changes within a group",
+        format!("{t} SELECT uq_refit_calibration(s, l, CASE WHEN s < 0.5 THEN {old} ELSE {prior} END) FROM t;"),
+    );
+    case(
+        "uq_refit_calibration: refit_strength 0",
+        format!(
+            r#"{t} SELECT uq_refit_calibration(s, l, '{{"method":"platt","a":4,"b":-2,"refit_strength":0}}') FROM t;"#
+        ),
+    );
+    case(
+        "uq_refit_calibration: label 2",
+        format!("{t} SELECT uq_refit_calibration(s, l + 1, {old}) FROM t;"),
+    );
     // uq_fit_ensemble
     case(
         "uq_fit_ensemble: empty table",
@@ -863,6 +921,26 @@ fn job_arguments() {
         (
             "uq_score_table: calibration.adapt without a model",
             r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"calibration":{"adapt":"job"}}');"#,
+        ),
+        (
+            "uq_score_table: calibration.refit unknown",
+            r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"calibration":{"entailment":{"method":"platt","a":4,"b":-2,"refit_strength":8},"refit":"all"}}');"#,
+        ),
+        (
+            "uq_score_table: calibration.refit without labels",
+            r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"calibration":{"entailment":{"method":"platt","a":4,"b":-2,"refit_strength":8},"refit":"job"}}');"#,
+        ),
+        (
+            "uq_score_table: calibration.refit, a model without refit_strength",
+            r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"grade":true,"reference_column":"answer","calibration":{"entailment":{"method":"platt","a":4,"b":-2},"refit":"job"}}');"#,
+        ),
+        (
+            "uq_score_table: calibration.refit and adapt grouped differently",
+            r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"calibration":{"entailment":{"method":"platt","a":4,"b":-2,"n":10,"positives":7,"refit_strength":8},"refit":"job","adapt":"llm"}}');"#,
+        ),
+        (
+            "uq_unit_scores: calibration.refit outside a job",
+            r#"SELECT count(*) FROM uq_unit_scores('A b.', '["C d."]', '{"scorers":["entailment"],"calibration":{"entailment":{"method":"platt","a":4,"b":-2,"refit_strength":8},"refit":"job"}}');"#,
         ),
         (
             "uq_score_table: chunk_size -1",

@@ -1,0 +1,253 @@
+use serde_json::json;
+
+use super::*;
+use crate::calibrate::Method;
+use crate::metrics::ece;
+use crate::test_util::open_uniforms as uniforms;
+
+fn near(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+fn platt_of(c: &Calibration) -> (f64, f64) {
+    match c.model {
+        Model::Platt { a, b } => (a, b),
+        _ => panic!("not platt: {c:?}"),
+    }
+}
+
+/// A Platt model with a recorded prior strength.
+fn old_model(a: f64, b: f64, strength: f64) -> Calibration {
+    Calibration::from_json(
+        &json!({"method": "platt", "a": a, "b": b, "n": 1000, "positives": 700,
+                "refit_strength": strength, "fitted_on": {"scorer": "entailment"}}),
+        "model",
+    )
+    .unwrap()
+}
+
+#[test]
+fn map_by_hand_intercept() {
+    // Two units at s = 0, labelled 1 and 0: Platt targets 2/3 and 1/3. With θ₀ = (1, 2) the
+    // a-equation is λ(a − 1) = 0 (every s is 0), so a = 1; the b-equation is
+    // (σ(b) − 2/3) + (σ(b) − 1/3) + λ(b − 2) = 2σ(b) − 1 + λ(b − 2) = 0. For b = ln 3, σ(b) = 3/4
+    // and 2·3/4 − 1 = 1/2, so λ = (1/2)/(2 − ln 3).
+    let lambda = 0.5 / (2.0 - 3f64.ln());
+    let (a, b) = map_platt(&[0.0, 0.0], &[true, false], (1.0, 2.0), lambda).unwrap();
+    assert!(near(a, 1.0, 1e-10), "{a}");
+    assert!(near(b, 3f64.ln(), 1e-10), "{b} vs {}", 3f64.ln());
+}
+
+#[test]
+fn map_by_hand_slope() {
+    // Units at s = 1 (label 1) and s = −1 (label 0), θ₀ = (0, 0): by symmetry b = 0, and the
+    // a-equation (σ(a) − 2/3)·1 + (σ(−a) − 1/3)·(−1) + λa = 2σ(a) − 4/3 + λa = 0. For
+    // a = ln 1.5, σ(a) = 0.6, so λ = (4/3 − 1.2)/ln 1.5 = (2/15)/ln 1.5.
+    let lambda = (2.0 / 15.0) / 1.5f64.ln();
+    let (a, b) = map_platt(&[1.0, -1.0], &[true, false], (0.0, 0.0), lambda).unwrap();
+    assert!(near(a, 1.5f64.ln(), 1e-10), "{a}");
+    assert!(near(b, 0.0, 1e-10), "{b}");
+    // without the prior (λ → 0) the slope is Platt's: 2σ(a) = 4/3, a = ln 2
+    let (a0, _) = map_platt(&[1.0, -1.0], &[true, false], (0.0, 0.0), 1e-9).unwrap();
+    assert!(near(a0, 2f64.ln(), 1e-6), "{a0}");
+}
+
+#[test]
+fn map_is_stationary_and_spans_platt_to_prior() {
+    let s = uniforms(3, 60);
+    let u = uniforms(4, 60);
+    let labels: Vec<bool> = s
+        .iter()
+        .zip(&u)
+        .map(|(&s, &u)| u < sigmoid(5.0 * s - 2.0))
+        .collect();
+    let theta0 = (2.0, 0.5);
+    let t = platt_targets(&labels);
+    for lambda in [0.1, 3.0, 50.0] {
+        let (a, b) = map_platt(&s, &labels, theta0, lambda).unwrap();
+        // the gradient of F, written out independently, vanishes at the MAP
+        let (mut ga, mut gb) = (lambda * (a - theta0.0), lambda * (b - theta0.1));
+        for i in 0..s.len() {
+            let p = 1.0 / (1.0 + (-(a * s[i] + b)).exp());
+            ga += (p - t[i]) * s[i];
+            gb += p - t[i];
+        }
+        assert!(
+            ga.abs() < 1e-8 && gb.abs() < 1e-8,
+            "λ {lambda}: ({ga}, {gb})"
+        );
+    }
+    // λ → 0: Platt's fit on the labels alone; λ → ∞: the prior
+    let platt = fit_platt(&s, &labels).unwrap();
+    let weak = map_platt(&s, &labels, theta0, 1e-8).unwrap();
+    assert!(near(weak.0, platt.0, 1e-5) && near(weak.1, platt.1, 1e-5));
+    let strong = map_platt(&s, &labels, theta0, 1e9).unwrap();
+    assert!(near(strong.0, theta0.0, 1e-5) && near(strong.1, theta0.1, 1e-5));
+}
+
+#[test]
+fn refit_records_the_prior_and_round_trips() {
+    let old = old_model(4.0, -2.0, 8.0);
+    let s = [0.9, 0.8, 0.7, 0.3, 0.95];
+    let l = [true, true, false, false, true];
+    let new = old.refit(&s, &l, "prior_model", "score").unwrap();
+    assert_eq!((new.n, new.positives), (5, 3));
+    assert_eq!(new.refit_strength, Some(8.0));
+    assert_eq!(new.fitted_on, old.fitted_on);
+    let r = new.refit.clone().unwrap();
+    assert_eq!((r.a, r.b, r.n, r.positives), (4.0, -2.0, 1000, 700));
+    assert_eq!((r.strength, r.target_labels), (8.0, 5));
+    assert_eq!(r.fitted_on, Some(json!({"scorer": "entailment"})));
+    assert_eq!(platt_of(&new), map_platt(&s, &l, (4.0, -2.0), 8.0).unwrap());
+    let back = Calibration::from_json(&new.to_json(), "m").unwrap();
+    assert_eq!(back, new);
+    // from an adapted model: centred on its adapted map, σ(a·s + b + logit(π) − logit(π_t))
+    let mut adapted = old.clone();
+    adapted.prior = Some(crate::calibrate::Prior {
+        train: 0.7,
+        target: 0.8,
+        iterations: 3,
+        applied: true,
+        check: None,
+    });
+    let centre = -2.0 + (0.8f64 / 0.2).ln() - (0.7f64 / 0.3).ln();
+    let from_adapted = adapted.refit(&s, &l, "prior_model", "score").unwrap();
+    assert!((from_adapted.apply(0.6) - adapted.apply(0.6)).abs() > 0.0);
+    let r = from_adapted.refit.clone().unwrap();
+    assert!((r.b - centre).abs() < 1e-12, "{} vs {centre}", r.b);
+    assert_eq!(r.adaptation, adapted.prior.as_ref().map(|p| p.to_json()));
+    let (fa, fb) = platt_of(&from_adapted);
+    let (ea, eb) = map_platt(&s, &l, (4.0, centre), 8.0).unwrap();
+    assert!(
+        near(fa, ea, 1e-9) && near(fb, eb, 1e-9),
+        "({fa}, {fb}) vs ({ea}, {eb})"
+    );
+    assert!(from_adapted.prior.is_none());
+    // a refused adaptation is not part of the centre
+    adapted.prior.as_mut().unwrap().applied = false;
+    let from_refused = adapted.refit(&s, &l, "prior_model", "score").unwrap();
+    assert_eq!(platt_of(&from_refused), platt_of(&new));
+    // the adapted map is σ(a·s + b + Δ): the centre reproduces it
+    adapted.prior.as_mut().unwrap().applied = true;
+    assert!((adapted.apply(0.6) - sigmoid(4.0 * 0.6 + centre)).abs() < 1e-12);
+}
+
+#[test]
+fn refit_refuses_bad_input() {
+    let old = old_model(4.0, -2.0, 8.0);
+    let e = old.refit(&[], &[], "prior_model", "score").unwrap_err();
+    assert!(e.starts_with("no target labels to refit on"), "{e}");
+    let e = old
+        .refit(&[0.2, 0.9], &[true, true], "prior_model", "score")
+        .unwrap_err();
+    assert!(e.starts_with("all 2 target labels are 1"), "{e}");
+    let e = old
+        .refit(
+            &[f64::INFINITY, 0.9],
+            &[true, false],
+            "prior_model",
+            "score",
+        )
+        .unwrap_err();
+    assert!(e.contains("score must be a finite number"), "{e}");
+    let iso = Calibration::fit(&[0.1, 0.9], &[false, true], Method::Isotonic, "s").unwrap();
+    let e = iso
+        .refit(&[0.2, 0.9], &[false, true], "prior_model", "score")
+        .unwrap_err();
+    assert!(e.contains("isotonic model"), "{e}");
+    let mut bare = old.clone();
+    bare.refit_strength = None;
+    let e = bare
+        .refit(&[0.2, 0.9], &[false, true], "prior_model", "score")
+        .unwrap_err();
+    assert!(e.contains("has no \"refit_strength\""), "{e}");
+}
+
+/// `n` units in `groups` contiguous groups (answers), each true with probability `prior`,
+/// scored N(μ₁ + g, 0.12) when true and N(μ₀ + g, 0.12) when false, g a per-group offset drawn
+/// from N(0, `spread`): the answers differ by `spread`.
+fn grouped_set(
+    seed: u64,
+    n: usize,
+    groups: usize,
+    prior: f64,
+    (mu1, mu0): (f64, f64),
+    spread: f64,
+) -> (Vec<f64>, Vec<bool>) {
+    let u = uniforms(seed, 3 * n + 2 * groups);
+    let normal =
+        |i: usize| (-2.0 * u[i].ln()).sqrt() * (2.0 * std::f64::consts::PI * u[i + 1]).cos();
+    let offsets: Vec<f64> = (0..groups)
+        .map(|g| spread * normal(3 * n + 2 * g))
+        .collect();
+    let mut scores = Vec::with_capacity(n);
+    let mut labels = Vec::with_capacity(n);
+    for i in 0..n {
+        let label = u[3 * i] < prior;
+        let g = offsets[i * groups / n];
+        scores.push(if label { mu1 } else { mu0 } + g + 0.12 * normal(3 * i + 1));
+        labels.push(label);
+    }
+    (scores, labels)
+}
+
+#[test]
+fn strength_follows_how_much_the_folds_differ() {
+    // Answers alike throughout: a fold's first half says nothing about its second half that the
+    // other folds did not, so the prior should be strong. Answers that drift (each fifth of the
+    // rows, a cross-validation fold, with its own score offset): weaker.
+    let (s, l) = grouped_set(11, 2000, 1, 0.7, (0.65, 0.45), 0.0);
+    let same = choose_strength(&s, &l).unwrap();
+    let (s, l) = grouped_set(11, 2000, FOLDS, 0.7, (0.65, 0.45), 0.1);
+    let drift = choose_strength(&s, &l).unwrap();
+    assert!(same > drift, "homogeneous λ {same}, drifting λ {drift}");
+    assert!(STRENGTHS.contains(&same) && STRENGTHS.contains(&drift));
+    // too few rows for the folds: none
+    assert_eq!(choose_strength(&s[..10], &l[..10]), None);
+    // every Platt fit records it
+    let c = Calibration::fit(&s, &l, Method::Platt, "score").unwrap();
+    assert_eq!(c.refit_strength, Some(drift));
+    assert_eq!(c.to_json()["refit_strength"], json!(drift));
+}
+
+#[test]
+fn refit_recovers_a_shift_of_the_class_distributions() {
+    // Old answers: true units N(0.65, ·), false N(0.45, ·), 75 % true. New answers: false units
+    // score much higher (N(0.57, ·)) and true ones a little (N(0.70, ·)), 55 % true: not a change
+    // of base rate alone. 300 labelled new units (30 answers) refit the old model, whose λ comes
+    // from old answers that drift a little from fold to fold.
+    let (s_old, l_old) = grouped_set(21, 3000, FOLDS, 0.75, (0.65, 0.45), 0.03);
+    let old = Calibration::fit(&s_old, &l_old, Method::Platt, "score").unwrap();
+    let (s_new, l_new) = grouped_set(22, 3300, 330, 0.55, (0.70, 0.57), 0.03);
+    let (ks, kl) = (&s_new[..300], &l_new[..300]);
+    let (es, el) = (&s_new[300..], &l_new[300..]);
+    let ece_of = |c: &Calibration| {
+        let p: Vec<f64> = es.iter().map(|&x| c.apply(x)).collect();
+        ece(&p, el, 10).unwrap()
+    };
+    let oracle = Calibration::fit(es, el, Method::Platt, "score").unwrap();
+    let refit = old.refit(ks, kl, "old", "score").unwrap();
+    let (e_old, e_refit, e_oracle) = (ece_of(&old), ece_of(&refit), ece_of(&oracle));
+    assert!(e_old > 0.1, "the shift should hurt the old model: {e_old}");
+    assert!(
+        e_refit <= e_oracle + 0.03,
+        "refit ECE {e_refit} vs {e_oracle} fitted on all the new labels (old {e_old})"
+    );
+    // the guard, given the same labels, refuses the unlabelled adaptation
+    let g = old.adapt_guarded(&s_new, ks, kl, "old", "score").unwrap();
+    let p = g.prior.clone().unwrap();
+    let c = p.check.clone().unwrap();
+    assert!(!p.applied, "{p:?}");
+    assert!(c.ece_adapted > c.ece_unadapted, "{c:?}");
+    assert_eq!(c.labelled, 300);
+    // refused: it maps scores as the unadapted model, and says so
+    assert_eq!(g.apply(0.6), old.apply(0.6));
+    assert!(
+        p.note()
+            .starts_with("not adapted: on the 300 labelled units"),
+        "{}",
+        p.note()
+    );
+    // EM moved the base rate the wrong way (up, for a new rate of 0.55 below the old 0.75)
+    assert!(p.target > p.train, "{p:?}");
+}

@@ -1,0 +1,203 @@
+//! `uqd bench calibration --target-labels K,…`: what a handful of labels of the new LLM's
+//! answers buys. Per direction (fit file → test file), scorer and K (answers of the test file
+//! whose claims are labelled), over `draws` seeded random draws of the K answers, on the test
+//! file's other answers' labelled claims, the ECE (10 bins) and Brier of:
+//!
+//! * `old`: the Platt model fitted on the fit file, as it is;
+//! * `adapted`: the same adapted to the test file's unlabelled scores (Saerens EM,
+//!   `uq_core::calibrate::adapt`), and `guarded`: the adaptation checked on the K answers'
+//!   labels (`uq_core::calibrate::guard`: refused when it raises their ECE; `refused` is the
+//!   share of draws where it was);
+//! * `platt_k`: Platt fitted on the K answers' labels alone;
+//! * `refit`: the old model refitted on the K answers' labels with itself as the prior (MAP,
+//!   `uq_core::calibrate::refit`, λ = the old model's `refit_strength`), and `refit_guarded`:
+//!   the same from the guarded adaptation (centred on the adapted map when the guard let it
+//!   through, on the old model when it refused).
+//!
+//! K = 0 is one draw (nothing labelled: `old` and `adapted` only). A draw whose K answers hold
+//! labels of one class has no `platt_k` or `refit` (counted in `*_failed`); means are over the
+//! draws that have a value. One JSON line per (direction, scorer, K), then a summary line with
+//! the target: entailment, K = [`TARGET_K`], in both directions, refit ECE ≤ [`TARGET_ECE`] and
+//! ≤ both `old` and `platt_k` (for `refit` and `refit_guarded` each).
+
+use serde_json::{json, Value};
+use uq_core::calibrate::{Calibration, Method};
+use uq_core::metrics::{brier, ece};
+use uq_core::scorers::Scorer;
+
+use super::claims::ECE_BINS;
+use super::common::round;
+use super::conformal::Rng;
+
+/// The target: refit ECE with [`TARGET_K`] labelled answers.
+pub const TARGET_ECE: f64 = 0.06;
+pub const TARGET_K: usize = 10;
+
+/// One file's labelled claims of one scorer: scores, labels and the answer each belongs to.
+pub struct Claims<'a> {
+    pub name: &'a str,
+    pub scores: &'a [f64],
+    pub labels: &'a [bool],
+    pub answers: &'a [usize],
+}
+
+/// The settings of the runs.
+pub struct Draws<'a> {
+    pub ks: &'a [usize],
+    pub draws: usize,
+    pub seed: u64,
+}
+
+/// (ECE, Brier) per draw of one contender.
+#[derive(Default)]
+struct Figures {
+    ece: Vec<f64>,
+    brier: Vec<f64>,
+    failed: usize,
+}
+
+impl Figures {
+    fn push(&mut self, p: &[f64], labels: &[bool]) {
+        match (ece(p, labels, ECE_BINS), brier(p, labels)) {
+            (Some(e), Some(b)) => {
+                self.ece.push(e);
+                self.brier.push(b);
+            }
+            _ => self.failed += 1,
+        }
+    }
+
+    fn mean(v: &[f64]) -> Option<f64> {
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+
+    fn write(&self, line: &mut Value, name: &str) {
+        let m = Self::mean(&self.ece);
+        let sd = m.map(|m| {
+            (self.ece.iter().map(|x| (x - m).powi(2)).sum::<f64>() / self.ece.len() as f64).sqrt()
+        });
+        line[format!("ece_{name}")] = json!(m.map(round));
+        line[format!("ece_{name}_sd")] = json!(sd.map(round));
+        line[format!("brier_{name}")] = json!(Self::mean(&self.brier).map(round));
+        if self.failed > 0 {
+            line[format!("{name}_failed")] = json!(self.failed);
+        }
+    }
+}
+
+/// The lines of one direction and scorer, one per K.
+pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Value>, String> {
+    let old = Calibration::fit(fit.scores, fit.labels, Method::Platt, "score")
+        .map_err(|e| format!("{} on {}: {e}", s.name(), fit.name))?;
+    let what = format!("{} platt fitted on {}", s.name(), fit.name);
+    // EM on all the test file's labelled claims' scores, without their labels
+    let adapted = old.adapt(test.scores, &what, "score").ok();
+    let mut ids: Vec<usize> = test.answers.to_vec();
+    ids.dedup();
+    let mut out = Vec::new();
+    for &k in d.ks {
+        if k >= ids.len() {
+            return Err(format!(
+                "--target-labels {k}: the test file {} has only {} answers with a labelled claim",
+                test.name,
+                ids.len()
+            ));
+        }
+        let (mut f_old, mut f_ada, mut f_guard, mut f_k) = Default::default();
+        let (mut f_refit, mut f_refit_g) = Default::default();
+        let (mut refused, mut checked) = (0usize, 0usize);
+        let mut rng = Rng(d.seed ^ (k as u64).wrapping_mul(0x9E37_79B9));
+        let mut order = ids.clone();
+        let draws = if k == 0 { 1 } else { d.draws };
+        for _ in 0..draws {
+            rng.shuffle(&mut order);
+            let chosen = &order[..k];
+            let (mut ks, mut kl, mut es, mut el) = (vec![], vec![], vec![], vec![]);
+            for i in 0..test.scores.len() {
+                if chosen.contains(&test.answers[i]) {
+                    ks.push(test.scores[i]);
+                    kl.push(test.labels[i]);
+                } else {
+                    es.push(test.scores[i]);
+                    el.push(test.labels[i]);
+                }
+            }
+            let map = |c: &Calibration| -> Vec<f64> { es.iter().map(|&x| c.apply(x)).collect() };
+            Figures::push(&mut f_old, &map(&old), &el);
+            match &adapted {
+                Some(a) => Figures::push(&mut f_ada, &map(a), &el),
+                None => f_ada.failed += 1,
+            }
+            if k == 0 {
+                continue;
+            }
+            let guarded = old.adapt_guarded(test.scores, &ks, &kl, &what, "score");
+            match &guarded {
+                Ok(g) => {
+                    if g.prior.as_ref().is_some_and(|p| p.check.is_some()) {
+                        checked += 1;
+                        refused += usize::from(g.prior.as_ref().is_some_and(|p| !p.applied));
+                    }
+                    Figures::push(&mut f_guard, &map(g), &el);
+                }
+                Err(_) => f_guard.failed += 1,
+            }
+            match Calibration::fit(&ks, &kl, Method::Platt, "score") {
+                Ok(c) => Figures::push(&mut f_k, &map(&c), &el),
+                Err(_) => f_k.failed += 1,
+            }
+            match old.refit(&ks, &kl, &what, "score") {
+                Ok(c) => Figures::push(&mut f_refit, &map(&c), &el),
+                Err(_) => f_refit.failed += 1,
+            }
+            // from the guarded adaptation (the old model itself when adapting failed)
+            match guarded
+                .as_ref()
+                .unwrap_or(&old)
+                .refit(&ks, &kl, &what, "score")
+            {
+                Ok(c) => Figures::push(&mut f_refit_g, &map(&c), &el),
+                Err(_) => f_refit_g.failed += 1,
+            }
+        }
+        let mut line = json!({
+            "target_labels": k,
+            "scorer": s.name(),
+            "fit": fit.name,
+            "test": test.name,
+            "draws": draws,
+            "seed": d.seed,
+            "refit_strength": old.refit_strength,
+            "prior_adapted": adapted.as_ref().and_then(|a| a.prior.as_ref()).map(|p| round(p.target)),
+        });
+        f_old.write(&mut line, "old");
+        f_ada.write(&mut line, "adapted");
+        if k > 0 {
+            f_guard.write(&mut line, "guarded");
+            line["refused"] = json!((checked > 0).then(|| round(refused as f64 / checked as f64)));
+            f_k.write(&mut line, "platt_k");
+            f_refit.write(&mut line, "refit");
+            f_refit_g.write(&mut line, "refit_guarded");
+        }
+        out.push(line);
+    }
+    Ok(out)
+}
+
+/// Whether a line is the target's (entailment, K = [`TARGET_K`]) and meets it.
+pub fn target(line: &Value) -> Option<Value> {
+    if line["scorer"] != json!("entailment") || line["target_labels"] != json!(TARGET_K) {
+        return None;
+    }
+    let get = |k: &str| line[k].as_f64();
+    let met = |refit: &str| match (get(refit), get("ece_old"), get("ece_platt_k")) {
+        (Some(r), Some(o), Some(p)) => r <= TARGET_ECE && r <= o && r <= p,
+        _ => false,
+    };
+    Some(
+        json!({"fit": line["fit"], "test": line["test"], "ece_old": line["ece_old"],
+        "ece_platt_k": line["ece_platt_k"], "ece_refit": line["ece_refit"],
+        "ece_refit_guarded": line["ece_refit_guarded"], "met_refit": met("ece_refit"),
+        "met_refit_guarded": met("ece_refit_guarded")}),
+    )
+}
