@@ -18,13 +18,8 @@ pub const PROTOCOL_VERSION: u32 = 2;
 /// Largest request or response line either side accepts.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
-/// Three-way NLI probabilities for one (premise, hypothesis) pair.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct NliProbs {
-    pub entailment: f64,
-    pub neutral: f64,
-    pub contradiction: f64,
-}
+/// The reply to an `nli` request is one per pair (defined with the scorers that read it).
+pub use crate::score::nli::NliProbs;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
