@@ -12,7 +12,8 @@ use serde_json::Value;
 /// The rule: bump it whenever a request or a reply changes shape (an op, a field or a field's
 /// type added, removed or renamed, a meaning changed), in the same commit. The two Cargo
 /// workspaces (`ext/` and the daemon's) build this file separately, so the number is all that
-/// tells them apart at run time.
+/// tells them apart at run time. tests/golden/protocol.json pins the shapes: a change without a
+/// bump fails `cargo test -p uq-core --test protocol_golden`.
 pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest request or response line either side accepts.
