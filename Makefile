@@ -14,7 +14,7 @@ demo: setup
 	@$(SQLITE) :memory: < examples/demo.sql
 
 # The fast tier, for an edit: formatting, clippy with warnings denied, every unit test and the
-# integration tests that start no daemon (core's property tests, the report), in the debug profile,
+# integration tests that start no daemon (core's property and protocol tests, the report), in the debug profile,
 # without `make setup`'s release builds. `make test` is the full suite (CI, the README).
 check:
 	cargo fmt --all --check
@@ -22,7 +22,7 @@ check:
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cd ext && cargo clippy --all-targets --quiet -- -D warnings
 	cargo test --workspace --lib --quiet
-	cargo test -p uq-core --test fuzz_options --quiet
+	cargo test -p uq-core --test pure --quiet
 	cargo test -p uqd --test engine --quiet -- report::
 	cd ext && cargo test --lib --quiet
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """The source's shape, measured: import cycles between modules, imports that run back up to an
-ancestor module, core maths that reaches up into `options/`, the largest non-test files and the
-longest non-test functions. Used for the "before/after" figures of a restructuring.
+ancestor module (parent<->child loops), core maths that reaches up into `options/` or
+`protocol`, the largest non-test files and the longest non-test functions. Used for the
+"before/after" figures of a restructuring.
 
     python3 scripts/structure.py [ROOT] [--top N]
 
 ROOT is a checkout (default: this one). Test code (files named `tests.rs`, `tests/` folders,
-`#[cfg(test)]` modules) is left out of every figure.
+`#[cfg(test)]` modules and the files of `#[cfg(test)] mod x;`) is left out of every figure. It
+ends with two counts that should be 0: core maths -> protocol imports, and imports back up to an
+ancestor.
 """
 import re
 import sys
@@ -15,6 +18,8 @@ from pathlib import Path
 CRATES = {"core": "core/src", "daemon": "daemon/src", "llm": "daemon/llm/src", "ext": "ext/src"}
 # Modules of `uq_core` that hold the maths: they may not import `options`.
 CORE_MATHS = ("aggregate", "calibrate", "decompose", "ensemble", "metrics", "score", "scorers")
+# The pipeline's maths: it may not import the socket protocol (`protocol` uses its types instead).
+PROTOCOL_FREE = ("score", "aggregate", "decompose", "calibrate")
 
 
 # Comments, strings (raw ones with any number of `#`, escaped newlines included) and char
@@ -62,6 +67,10 @@ def is_test_file(rel):
     return rel.name == "tests.rs" or "tests" in rel.parts[:-1]
 
 
+# `#[cfg(test)] mod name;`: a module file that only tests compile (e.g. a property-test file).
+TEST_MOD = re.compile(r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;")
+
+
 def modules(src):
     """{module path tuple: file} for every non-test file of a crate."""
     mods = {}
@@ -75,7 +84,9 @@ def modules(src):
         if parts and parts[0] == "bin":
             continue
         mods[tuple(parts)] = f
-    return mods
+    test_only = {m + (name,) for m, f in mods.items()
+                 for name in TEST_MOD.findall(LEXEMES.sub(blank, f.read_text()))}
+    return {m: f for m, f in mods.items() if not any(m[:len(t)] == t for t in test_only)}
 
 
 def use_paths(text):
@@ -200,6 +211,7 @@ def main():
         del args[i:i + 2]
     root = Path(args[0] if args else Path(__file__).resolve().parent.parent)
     files, funcs = [], []
+    n_back, to_protocol = 0, []
     for crate, rel in CRATES.items():
         src = root / rel
         mods, edges = crate_graph(src)
@@ -233,6 +245,11 @@ def main():
                     for b, items in bs.items():
                         if b and b[0] == "options":
                             print(f"  maths -> options: {name(a)} -> {name(b)} ({', '.join(sorted(items))})")
+            to_protocol = [(a, b, sorted(items)) for a, bs in sorted(edges.items()) if a and a[0] in PROTOCOL_FREE
+                           for b, items in bs.items() if b and b[0] == "protocol"]
+            for a, b, items in to_protocol:
+                print(f"  maths -> protocol: {name(a)} -> {name(b)} ({', '.join(items)})")
+        n_back += len(back)
         for mod, f in mods.items():
             text = f.read_text()
             stripped = strip_tests(text)
@@ -249,6 +266,9 @@ def main():
     print(f"\nnon-test functions over 80 lines: {len(over)}")
     for n, fn, f in sorted(over, reverse=True):
         print(f"  {n:5}  {fn}  ({f})")
+    print("\n## checks (both should be 0)")
+    print(f"core maths ({', '.join(PROTOCOL_FREE)}) -> protocol imports: {len(to_protocol)}")
+    print(f"parent<->child loops (imports back up to an ancestor, all crates): {n_back}")
 
 
 def sideways_items(edges, a, b):

@@ -12,19 +12,15 @@ use serde_json::Value;
 /// The rule: bump it whenever a request or a reply changes shape (an op, a field or a field's
 /// type added, removed or renamed, a meaning changed), in the same commit. The two Cargo
 /// workspaces (`ext/` and the daemon's) build this file separately, so the number is all that
-/// tells them apart at run time.
+/// tells them apart at run time. tests/golden/protocol.json pins the shapes: a change without a
+/// bump fails `cargo test -p uq-core --test pure protocol_golden::`.
 pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest request or response line either side accepts.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
 
-/// Three-way NLI probabilities for one (premise, hypothesis) pair.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct NliProbs {
-    pub entailment: f64,
-    pub neutral: f64,
-    pub contradiction: f64,
-}
+/// The reply to an `nli` request is one per pair (defined with the scorers that read it).
+pub use crate::score::nli::NliProbs;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]

@@ -1,6 +1,6 @@
 //! Helpers shared by the unit tests of the scoring modules.
 
-use crate::protocol::NliProbs;
+use crate::score::nli::NliProbs;
 
 /// NLI probabilities, given in the order (entailment, neutral, contradiction): `nli(e, n, c)`.
 pub fn nli(e: f64, n: f64, c: f64) -> NliProbs {

@@ -92,39 +92,3 @@ pub fn calibration_notes(
         })
         .collect()
 }
-
-/// Option `conformal` (a conformal factuality model, `uq_core::calibrate::conformal`): a note
-/// saying which guarantee the UAD threshold carries, and one naming each difference between
-/// the setting its scores were fitted on and this one (scorer = the UAD scorer, NLI model,
-/// precision, premise, samples): the guarantee holds only for scores made as on the
-/// calibration answers.
-pub fn conformal_notes(
-    engine: &Engine,
-    opts: &ScoreOptions,
-    num_samples: Option<usize>,
-) -> Vec<String> {
-    let Some(c) = &opts.uad.conformal else {
-        return Vec::new();
-    };
-    let mut notes = vec![c.guarantee()];
-    if let Some(then) = &c.fitted_on {
-        let info = engine.info();
-        let now = FittedOn::of_request(
-            opts.uad_scorer().name(),
-            &info.nli_model,
-            &info.precision,
-            opts.premise(),
-            num_samples,
-        );
-        let diffs = then.differences(&now);
-        if !diffs.is_empty() {
-            notes.push(format!(
-                "conformal: the model was fitted on scores made with another setting ({}), so \
-                 its guarantee does not hold here; refit it with uq_fit_conformal on scores \
-                 made with this setting",
-                diffs.join("; ")
-            ));
-        }
-    }
-    notes
-}

@@ -38,7 +38,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::FittedOn;
+use super::adapt::FittedOn;
 use crate::json::type_name;
 
 /// Guards ⌈(n + 1)(1 − α)⌉ against a product that rounding put a hair above an integer.

@@ -26,7 +26,7 @@
 //! negentropy is computed), which swaps the original answer for the "best" answer of the
 //! largest cluster before the other scorers compare; here η always compares the given original.
 
-use crate::protocol::NliProbs;
+use super::nli::NliProbs;
 use crate::score::semantic_entropy::{
     cluster_by_equivalence, mutually_entail, semantic_negentropy, semantic_negentropy_of_clusters,
     uqlm_clusters, uqlm_equivalent,

@@ -3,7 +3,7 @@
 //! The NLI-based η take the three-way probabilities of one (premise a, hypothesis b) pair;
 //! the embedding-based η take the embeddings the daemon computed.
 
-use crate::protocol::NliProbs;
+use super::nli::NliProbs;
 use crate::scorers::Consistency;
 
 /// Entailment probability p_e(a, b) (§3.2, first bullet).

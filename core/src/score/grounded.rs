@@ -15,7 +15,7 @@
 
 use std::collections::HashSet;
 
-use crate::protocol::NliProbs;
+use super::nli::NliProbs;
 use crate::score::premise::{top_k, Premise, Rank};
 use crate::words::content_words;
 

@@ -8,7 +8,7 @@
 //! Each η takes its own max (the best match under p_e need not be the best under 1 − p_c).
 
 use super::consistency::nli_eta;
-use crate::protocol::NliProbs;
+use super::nli::NliProbs;
 use crate::scorers::Consistency;
 
 /// Matched-unit scores from already evaluated consistencies:

@@ -4,7 +4,8 @@
 //! the two scorer families of §3.3.1 and §3.3.2; [`graph`] §3.3.4; [`black_box`] the whole-answer
 //! comparisons of the unit-QA scorers (§3.3.3) and the short-form baselines; [`ngram`] the
 //! model-free unigram scorers of SelfCheckGPT (Manakul et al. 2023, §5.3); [`premise`] the
-//! premise selection of option `premise` (beyond the paper).
+//! premise selection of option `premise` (beyond the paper); [`nli`] the NLI probabilities they
+//! all read.
 
 pub mod black_box;
 pub mod consistency;
@@ -12,6 +13,7 @@ pub mod graph;
 pub mod grounded;
 pub mod matched_unit;
 pub mod ngram;
+pub mod nli;
 pub mod premise;
 pub mod semantic_entropy;
 pub mod unit_response;

@@ -45,7 +45,7 @@
 //!   [`discrete_semantic_entropy_of_clusters`] reproduces uqlm including the overlap. The two
 //!   agree whenever no response matches two representatives.
 
-use crate::protocol::NliProbs;
+use super::nli::NliProbs;
 use std::collections::HashMap;
 
 /// Whether the argmax label of one direction's NLI probabilities is "entailment", with

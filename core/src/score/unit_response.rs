@@ -7,7 +7,7 @@
 //! g = claim LUQ-atomic (Zhang et al. 2024).
 
 use super::consistency::nli_eta;
-use crate::protocol::NliProbs;
+use super::nli::NliProbs;
 use crate::scorers::{Family, Scorer};
 
 /// Unit-response scores: `probs[i][j]` = NLI(premise = sample j, hypothesis = unit i);

@@ -1,5 +1,5 @@
 //! The fuzz runner of the property tests (proptest, fixed seed and budget), shared through
-//! `#[path]` by `core/src/decompose/sentences/fuzz.rs`, `core/tests/fuzz_options.rs`,
+//! `#[path]` by `core/src/decompose/sentences/fuzz.rs`, `core/tests/pure/fuzz_options.rs`,
 //! `daemon/llm/tests/llm/fuzz_replies.rs`, `daemon/llm/tests/fuzz_gguf.rs` and
 //! `tests/tests/e2e/fuzz_protocol.rs`.
 

@@ -25,13 +25,14 @@
 //!   `uncovered_sentence`), which are filtered like claims.
 //! * Conformal factuality: option `conformal` (a `uq_fit_conformal` model) replaces the
 //!   threshold by the model's, with P(all kept claims true) ≥ 1 − α for answers exchangeable with
-//!   its calibration answers; the notes say so ([`crate::pipeline::conformal_notes`]).
+//!   its calibration answers; the notes say so ([`conformal_notes`]).
 //! * Calibration: when `options.calibration` has a model of the UAD scorer, everything above
 //!   uses the calibrated scores (probabilities), so `threshold: 0.7` keeps the claims at least
 //!   70 % likely to be true (kept ⇔ calibrated ≥ threshold).
 
 use serde_json::Value;
 use uq_core::aggregate::{aggregate, uad_kept};
+use uq_core::calibrate::FittedOn;
 use uq_core::limits::check_inputs;
 use uq_core::options::{parse_options, LlmRole, ScoreOptions};
 use uq_core::protocol::{origin, UadClaim, UadResult};
@@ -124,11 +125,9 @@ fn uad_untallied(
     result.notes.extend(notes);
     // Option conformal: the guarantee in force, and a warning when its scores were made
     // otherwise.
-    result.notes.extend(crate::pipeline::conformal_notes(
-        engine,
-        &opts,
-        Some(samples.len()),
-    ));
+    result
+        .notes
+        .extend(conformal_notes(engine, &opts, Some(samples.len())));
     Ok(result)
 }
 
@@ -207,4 +206,40 @@ pub fn decide(
         removed_sentences,
         notes: Vec::new(),
     })
+}
+
+/// Option `conformal` (a conformal factuality model, `uq_core::calibrate::conformal`): a note
+/// saying which guarantee the UAD threshold carries, and one naming each difference between
+/// the setting its scores were fitted on and this one (scorer = the UAD scorer, NLI model,
+/// precision, premise, samples): the guarantee holds only for scores made as on the
+/// calibration answers.
+pub fn conformal_notes(
+    engine: &Engine,
+    opts: &ScoreOptions,
+    num_samples: Option<usize>,
+) -> Vec<String> {
+    let Some(c) = &opts.uad.conformal else {
+        return Vec::new();
+    };
+    let mut notes = vec![c.guarantee()];
+    if let Some(then) = &c.fitted_on {
+        let info = engine.info();
+        let now = FittedOn::of_request(
+            opts.uad_scorer().name(),
+            &info.nli_model,
+            &info.precision,
+            opts.premise(),
+            num_samples,
+        );
+        let diffs = then.differences(&now);
+        if !diffs.is_empty() {
+            notes.push(format!(
+                "conformal: the model was fitted on scores made with another setting ({}), so \
+                 its guarantee does not hold here; refit it with uq_fit_conformal on scores \
+                 made with this setting",
+                diffs.join("; ")
+            ));
+        }
+    }
+    notes
 }

@@ -40,7 +40,7 @@ impl EmbedModel {
             .and_then(|v| v.as_u64())
             .map(|v| v as usize)
             .unwrap_or(512);
-        let pad_id = super::pad_id(&tokenizer, model_cfg.as_ref());
+        let pad_id = super::tokenizer::pad_id(&tokenizer, model_cfg.as_ref());
         let max_tokens = cfg.embed_max_tokens.min(max_pos);
         // The file may bake in truncation/padding (128, Fixed 128): override both.
         tokenizer.with_padding(None);

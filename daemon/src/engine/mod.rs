@@ -11,6 +11,7 @@ pub mod nli;
 pub mod onnx;
 pub mod ort_env;
 pub mod remote;
+pub mod tokenizer;
 pub mod variants;
 
 #[cfg(test)]
@@ -524,24 +525,4 @@ fn load_nli_model(
     // what else shares its batch (see `OnnxModel::row_at_a_time`).
     model.row_at_a_time = precision == Precision::Int8;
     Ok((model, precision, auto_note(Device::Cpu)))
-}
-
-/// The padding token id of a model: the tokenizer's padding setting, else `pad_token_id` of its
-/// config.json, else the `[PAD]` / `<pad>` token, else 0.
-fn pad_id(tokenizer: &tokenizers::Tokenizer, config: Option<&serde_json::Value>) -> u32 {
-    tokenizer
-        .get_padding()
-        .map(|p| p.pad_id)
-        .or_else(|| {
-            config
-                .and_then(|c| c.get("pad_token_id"))
-                .and_then(|v| v.as_u64())
-                .map(|v| v as u32)
-        })
-        .or_else(|| {
-            ["[PAD]", "<pad>"]
-                .iter()
-                .find_map(|t| tokenizer.token_to_id(t))
-        })
-        .unwrap_or(0)
 }

@@ -251,7 +251,7 @@ impl NliText {
         };
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| format!("NLI model {d}: cannot load tokenizer.json: {e}"))?;
-        let pad_id = super::pad_id(&tokenizer, Some(&cfg));
+        let pad_id = super::tokenizer::pad_id(&tokenizer, Some(&cfg));
         tokenizer
             .with_truncation(None)
             .map_err(|e| format!("NLI model {d}: cannot disable truncation: {e}"))?;

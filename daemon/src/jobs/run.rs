@@ -17,7 +17,8 @@ use uq_core::options::{parse_samples, LlmRole};
 use uq_core::protocol::{GeneratedResponse, ScoreResult, UadResult};
 use uq_llm::Usage;
 
-use super::{write, JobRow, Progress, RowOut, SourceRow};
+use super::rows::{JobRow, Progress, RowOut, SourceRow};
+use super::write;
 use crate::aggregate::uad;
 use crate::engine::defaults::DeviceDefaults;
 use crate::engine::Engine;
@@ -164,7 +165,7 @@ pub fn run_job(
     // UAD with a conformal model: the guarantee its threshold carries, and the settings that
     // differ from those it was fitted on (num_samples as the job's option; all when not set).
     if spec.uad {
-        notes.extend(crate::pipeline::conformal_notes(
+        notes.extend(crate::aggregate::uad::conformal_notes(
             engine,
             &spec.parsed,
             spec.parsed.scoring.num_samples,

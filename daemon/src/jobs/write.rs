@@ -8,7 +8,7 @@ use uq_core::jobs::JobSpec;
 use uq_core::protocol::{ScoreResult, UadResult};
 use uq_llm::Usage;
 
-use super::{JobRow, Progress, RowOut, SourceRow};
+use super::rows::{JobRow, Progress, RowOut, SourceRow};
 use crate::engine::Engine;
 use crate::grade::Graded;
 use crate::role_llms::LlmService;

@@ -11,8 +11,8 @@ use uq_core::limits::check_text;
 use uq_core::score::graph::{graph_scores_weighted, weighted_bipartite_from_probs};
 use uq_core::scorers::Scorer;
 
+use super::context::{reshape, Context};
 use super::premise::premises;
-use super::{reshape, Context};
 use crate::decompose::merge;
 
 /// One score per unit for each of `scorers` (all of family graph).

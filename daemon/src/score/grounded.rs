@@ -14,8 +14,8 @@ use uq_core::score::grounded::{
 use uq_core::score::premise::{Premise, Rank};
 use uq_core::scorers::Scorer;
 
+use super::context::Context;
 use super::premise::dot;
-use super::Context;
 
 /// What the grounded family gives: one score and one evidence per unit for each scorer, and
 /// notes on NULL scores.
@@ -92,8 +92,17 @@ fn unit_premises(
         .collect())
 }
 
-/// One score and evidence per unit for each of `scorers` (all of family grounded).
-pub fn score(cx: &Context, scorers: &[Scorer]) -> Result<Grounded, String> {
+/// Unit scores of some scorers, in their order: how `grounded_fallback` scores the units the
+/// sources leave open (the parent module's dispatch, handed in).
+pub type ScoreUnits = fn(&Context, &[Scorer]) -> Result<Vec<(Scorer, Vec<f64>)>, String>;
+
+/// One score and evidence per unit for each of `scorers` (all of family grounded);
+/// `grounded_fallback` scores the open units with `fallback_scorer` through `score_units`.
+pub fn score(
+    cx: &Context,
+    scorers: &[Scorer],
+    score_units: ScoreUnits,
+) -> Result<Grounded, String> {
     let passages = passages(cx)?;
     // No passage at all: the grounded scores are NULL (grounded_fallback goes to the samples).
     let no_sources = passages.iter().all(|p| p.text.trim().is_empty());
@@ -139,7 +148,7 @@ pub fn score(cx: &Context, scorers: &[Scorer]) -> Result<Grounded, String> {
         .collect();
     let checked: Vec<Checked> = unit_probs.iter().map(|p| check(p, t)).collect();
     let sampled = if scorers.contains(&Scorer::GroundedFallback) {
-        fallback(cx, &checked, &mut notes)?
+        fallback(cx, &checked, score_units, &mut notes)?
     } else {
         vec![None; cx.units.len()]
     };
@@ -197,6 +206,7 @@ pub fn score(cx: &Context, scorers: &[Scorer]) -> Result<Grounded, String> {
 fn fallback(
     cx: &Context,
     checked: &[Checked],
+    score_units: ScoreUnits,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Option<f64>>, String> {
     let open: Vec<usize> = (0..checked.len())
@@ -221,7 +231,7 @@ fn fallback(
         units: &units,
         ..*cx
     };
-    let scored = super::score_units(&sub, &[fallback])?;
+    let scored = score_units(&sub, &[fallback])?;
     if let Some((_, v)) = scored.into_iter().next() {
         for (k, &i) in open.iter().enumerate() {
             out[i] = v.get(k).copied();

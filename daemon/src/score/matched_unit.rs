@@ -8,7 +8,7 @@ use uq_core::score::consistency::{bertscore_f1, normalized_cosine};
 use uq_core::score::matched_unit::{matched_unit_scores, nli_consistency};
 use uq_core::scorers::{Consistency, Scorer};
 
-use super::Context;
+use super::context::Context;
 
 /// One score per unit for each of `scorers` (all of family matched-unit).
 pub fn score(cx: &Context, scorers: &[Scorer]) -> Result<Vec<Vec<f64>>, String> {

@@ -3,6 +3,7 @@
 //! `uq_core::score`.
 
 pub mod black_box;
+pub mod context;
 pub mod graph;
 pub mod grounded;
 pub mod matched_unit;
@@ -13,35 +14,10 @@ pub mod unit_qa;
 pub mod unit_response;
 pub mod verbalized;
 
-use uq_core::options::ScoreOptions;
 use uq_core::protocol::Evidence;
 use uq_core::scorers::{Family, Scorer};
 
-use crate::engine::Engine;
-use crate::role_llms::LlmService;
-
-/// What every scorer family draws its evidence from: one request's units and samples.
-pub struct Context<'a> {
-    pub engine: &'a Engine,
-    pub llm: &'a LlmService,
-    /// The original answer (a node of the graph scorers' graph, the preceding text of unit-QA
-    /// questions).
-    pub response: &'a str,
-    /// The response's units (sentences or claims).
-    pub units: &'a [String],
-    /// The sampled answers in use.
-    pub samples: &'a [String],
-    /// Each sample's units: given when a matched-unit scorer is asked for.
-    pub sample_units: Option<&'a [Vec<String>]>,
-    pub opts: &'a ScoreOptions,
-}
-
-impl<'a> Context<'a> {
-    /// Where this request's NLI pairs go: the NLI model, or the LLM of option `nli_llm`.
-    pub fn nli(&self) -> Result<crate::judge::Nli<'a>, String> {
-        crate::judge::Nli::new(self.engine, self.llm, self.opts)
-    }
-}
+pub use context::Context;
 
 /// Families in the order their evidence is gathered (LLM calls run in this order).
 const ORDER: [Family; 7] = [
@@ -193,7 +169,7 @@ fn score_components(cx: &Context, scorers: &[Scorer]) -> Result<UnitScores, Stri
             Family::UnitQa => unit_qa::score(cx, &of_family)?,
             Family::Ngram => ngram::score(cx, &of_family)?,
             Family::Grounded => {
-                let g = grounded::score(cx, &of_family)?;
+                let g = grounded::score(cx, &of_family, score_units)?;
                 out.evidence
                     .extend(of_family.iter().copied().zip(g.evidence));
                 out.notes.extend(g.notes);
@@ -204,12 +180,4 @@ fn score_components(cx: &Context, scorers: &[Scorer]) -> Result<UnitScores, Stri
         out.scores.extend(of_family.into_iter().zip(values));
     }
     Ok(out)
-}
-
-/// `flat[i * cols + j]` → `out[i][j]`.
-pub(crate) fn reshape<T>(flat: Vec<T>, rows: usize, cols: usize) -> Vec<Vec<T>> {
-    let mut it = flat.into_iter();
-    (0..rows)
-        .map(|_| it.by_ref().take(cols).collect())
-        .collect()
 }

@@ -6,7 +6,7 @@
 use uq_core::score::ngram::{unigram_confidences, UnigramStat};
 use uq_core::scorers::Scorer;
 
-use super::Context;
+use super::context::Context;
 
 /// One confidence per unit for each of `scorers` (all of family ngram), from one model.
 pub fn score(cx: &Context, scorers: &[Scorer]) -> Result<Vec<Vec<f64>>, String> {

@@ -35,7 +35,7 @@ use uq_core::scorers::Scorer;
 use uq_llm::{parse, prompts, ChatRequest};
 
 use super::black_box::black_box_scores;
-use super::Context;
+use super::context::Context;
 use crate::role_llms::{LlmService, RoleLlm};
 
 /// Token cap of a local question LLM's reply.

@@ -6,8 +6,8 @@
 use uq_core::score::unit_response::unit_response_scores;
 use uq_core::scorers::Scorer;
 
+use super::context::{reshape, Context};
 use super::premise::premises;
-use super::{reshape, Context};
 
 /// One score per unit for each of `scorers` (all of family unit-response).
 pub fn score(cx: &Context, scorers: &[Scorer]) -> Result<Vec<Vec<f64>>, String> {

@@ -18,7 +18,7 @@ use uq_core::options::{LlmBackendKind, LlmRole};
 use uq_core::scorers::Scorer;
 use uq_llm::{parse, prompts, ChatRequest};
 
-use super::Context;
+use super::context::Context;
 use crate::role_llms::RoleLlm;
 
 /// Extra attempts for a reply without a confidence phrase (uqlm's `retries=5`).

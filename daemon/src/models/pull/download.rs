@@ -11,7 +11,7 @@ use reqwest::header::{HeaderMap, AUTHORIZATION, CONTENT_RANGE, LOCATION, RANGE};
 use reqwest::StatusCode;
 use sha2::{Digest, Sha256};
 
-use super::{Kind, PullArgs};
+use super::args::{Kind, PullArgs};
 
 /// Attempts per file when the connection is cut (each resumes where the last one stopped).
 const ATTEMPTS: usize = 3;

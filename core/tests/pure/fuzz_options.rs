@@ -1,10 +1,10 @@
 //! Property tests (proptest, fixed budget, fixed seed) of the JSON the user hands in: `options_json`
 //! and LLM config objects. Whatever the JSON, parsing never panics, and an error names the argument
 //! (`options_json`) or one of the options present. Cases run per target are printed
-//! (`cargo test -p uq-core --test fuzz_options -- --nocapture`).
+//! (`cargo test -p uq-core --test pure fuzz_options:: -- --nocapture`).
 
 use proptest::prelude::*;
-#[path = "common/fuzz.rs"]
+#[path = "../common/fuzz.rs"]
 mod fuzz_runner;
 use fuzz_runner::fuzz;
 use serde_json::{json, Map, Value};
