@@ -24,12 +24,11 @@
 //! it to scores made with another setting is reported (never silently) by
 //! [`Calibration::mismatches`].
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-use super::guard::Check;
-use super::Calibration;
-use crate::json::type_name;
-use crate::score::premise::Premise;
+pub use super::fit::shift;
+use super::model::Calibration;
+pub use super::records::{FittedOn, Prior, FITTED_ON_KEYS};
 
 /// EM stops when the prior moves by less than this between two iterations.
 pub const TOLERANCE: f64 = 1e-6;
@@ -37,104 +36,6 @@ pub const TOLERANCE: f64 = 1e-6;
 pub const MAX_ITERATIONS: usize = 1000;
 /// A target prior closer than this to 0 or 1 means the target looks like a single class.
 const EDGE: f64 = 1e-4;
-
-/// A prior-shift adaptation: training and target base rates, and the EM iterations it took.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Prior {
-    /// π_t: the training set's share of true units (positives / n).
-    pub train: f64,
-    /// π: the target's estimated share of true units.
-    pub target: f64,
-    /// EM iterations run (at most [`MAX_ITERATIONS`]).
-    pub iterations: usize,
-    /// Whether [`Calibration::apply`] re-weights to `target`: false when the guard refused the
-    /// adaptation ([`super::guard`]).
-    pub applied: bool,
-    /// The guard's figures on the target's labelled units; `None`: no labels, unchecked.
-    pub check: Option<Check>,
-}
-
-/// The keys of `"prior"`.
-const PRIOR_KEYS: [&str; 5] = ["train", "target", "iterations", "applied", "check"];
-
-impl Prior {
-    /// `{"train":…,"target":…,"iterations":…}`, with `"applied"` and `"check"` when checked.
-    pub fn to_json(&self) -> Value {
-        let mut v = json!({"train": self.train, "target": self.target,
-                           "iterations": self.iterations});
-        if let Some(c) = &self.check {
-            v["applied"] = json!(self.applied);
-            v["check"] = c.to_json();
-        } else if !self.applied {
-            v["applied"] = json!(false);
-        }
-        v
-    }
-
-    /// Reads `{"train":…,"target":…,"iterations":…}` (`what` names it in errors).
-    pub fn from_json(v: &Value, what: &str) -> Result<Prior, String> {
-        let fix = "pass the JSON that uq_adapt_calibration returns, or drop \"prior\" to use the \
-                   model unadapted";
-        let o = v
-            .as_object()
-            .ok_or_else(|| format!("{what} must be a JSON object, got {}: {fix}", type_name(v)))?;
-        if let Some(k) = o.keys().find(|k| !PRIOR_KEYS.contains(&k.as_str())) {
-            return Err(format!(
-                "{what} has unknown key {k:?}: its keys are {}",
-                PRIOR_KEYS.join(", ")
-            ));
-        }
-        let rate = |k: &str| -> Result<f64, String> {
-            match o.get(k).and_then(Value::as_f64) {
-                Some(x) if x > 0.0 && x < 1.0 => Ok(x),
-                Some(x) => Err(format!(
-                    "{what}.{k} = {x} is not a base rate strictly between 0 and 1: {fix}"
-                )),
-                None => Err(format!(
-                    "{what}.{k} must be a number strictly between 0 and 1 (a base rate): {fix}"
-                )),
-            }
-        };
-        let iterations = match o.get("iterations") {
-            None | Some(Value::Null) => 0,
-            Some(v) => v.as_u64().ok_or_else(|| {
-                format!("{what}.iterations must be a non-negative integer, got {v}")
-            })? as usize,
-        };
-        let applied = match o.get("applied") {
-            None | Some(Value::Null) => true,
-            Some(Value::Bool(b)) => *b,
-            Some(v) => {
-                return Err(format!(
-                    "{what}.applied must be true or false (false: the guard refused the \
-                     adaptation), got {v}"
-                ))
-            }
-        };
-        let check = match o.get("check") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(Check::from_json(v, &format!("{what}.check"))?),
-        };
-        Ok(Prior {
-            train: rate("train")?,
-            target: rate("target")?,
-            iterations,
-            applied,
-            check,
-        })
-    }
-}
-
-/// Bayes' re-weighting of a posterior p from training prior `train` to prior `target`
-/// (Saerens et al. 2002, eq. 2.3). 0 and 1 stay; NaN stays NaN.
-pub fn shift(p: f64, train: f64, target: f64) -> f64 {
-    if p.is_nan() || p <= 0.0 || p >= 1.0 {
-        return p;
-    }
-    let w1 = target / train * p;
-    let w0 = (1.0 - target) / (1.0 - train) * (1.0 - p);
-    w1 / (w1 + w0)
-}
 
 /// The EM estimate of the target prior from posteriors fitted under prior `train` (Saerens et al.
 /// 2002, §2.3, eqs. 2.9–2.10; module doc): `(prior, iterations)`. `posteriors` must be non-empty
@@ -273,134 +174,6 @@ impl FittedOn {
             }
         }
         out
-    }
-}
-
-/// The setting a model's scores were made with. Every field is optional: what is not recorded
-/// is not compared.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct FittedOn {
-    /// The scorer (its canonical name).
-    pub scorer: Option<String>,
-    /// The NLI model (as `uqd status` names it).
-    pub nli_model: Option<String>,
-    /// The NLI model's precision ("int8", "fp32", "fp16", "original").
-    pub precision: Option<String>,
-    /// Option `premise` in force, written canonically (`Premise::to_json`).
-    pub premise: Option<Value>,
-    /// The number of samples each answer was compared with.
-    pub num_samples: Option<usize>,
-}
-
-/// The keys of `fitted_on`.
-pub const FITTED_ON_KEYS: [&str; 5] =
-    ["scorer", "nli_model", "precision", "premise", "num_samples"];
-
-/// Option `premise` written canonically, so that equal settings compare equal; a value that is
-/// no valid premise is kept as given (it can only differ).
-fn canonical_premise(v: &Value) -> Value {
-    Premise::parse(v).map_or_else(|_| v.clone(), Premise::to_json)
-}
-
-impl FittedOn {
-    pub fn to_json(&self) -> Value {
-        let mut o = Map::new();
-        if let Some(s) = &self.scorer {
-            o.insert("scorer".into(), json!(s));
-        }
-        if let Some(s) = &self.nli_model {
-            o.insert("nli_model".into(), json!(s));
-        }
-        if let Some(s) = &self.precision {
-            o.insert("precision".into(), json!(s));
-        }
-        if let Some(p) = &self.premise {
-            o.insert("premise".into(), p.clone());
-        }
-        if let Some(n) = self.num_samples {
-            o.insert("num_samples".into(), json!(n));
-        }
-        Value::Object(o)
-    }
-
-    /// Reads `{"scorer":…,"nli_model":…,"precision":…,"premise":…,"num_samples":…}`, each key
-    /// optional; the scorer is checked against the catalogue and written canonically. `what`
-    /// names it in errors.
-    pub fn from_json(v: &Value, what: &str) -> Result<FittedOn, String> {
-        let example = "{\"scorer\":\"entailment\",\"num_samples\":5,\"premise\":\"whole\"}";
-        let o = v.as_object().ok_or_else(|| {
-            format!(
-                "{what} must be a JSON object of what the scores were made with, e.g. \
-                 {example}; got {}",
-                type_name(v)
-            )
-        })?;
-        if let Some(k) = o.keys().find(|k| !FITTED_ON_KEYS.contains(&k.as_str())) {
-            return Err(format!(
-                "{what} has unknown key {k:?}: its keys are {}",
-                FITTED_ON_KEYS.join(", ")
-            ));
-        }
-        let text = |k: &str| -> Result<Option<String>, String> {
-            match o.get(k) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => Err(format!(
-                    "{what}.{k} must be a string, got {}: e.g. {example}",
-                    type_name(other)
-                )),
-            }
-        };
-        let scorer = match text("scorer")? {
-            Some(s) => Some(
-                crate::scorers::Scorer::parse(&s)
-                    .map_err(|e| format!("{what}.scorer: {e}"))?
-                    .name()
-                    .to_string(),
-            ),
-            None => None,
-        };
-        let num_samples = match o.get("num_samples") {
-            None | Some(Value::Null) => None,
-            Some(v) => match v.as_u64() {
-                Some(n) if n >= 1 => Some(n as usize),
-                _ => {
-                    return Err(format!(
-                        "{what}.num_samples must be a positive integer (the samples each answer \
-                         was compared with), got {v}"
-                    ))
-                }
-            },
-        };
-        Ok(FittedOn {
-            scorer,
-            nli_model: text("nli_model")?,
-            precision: text("precision")?,
-            premise: o
-                .get("premise")
-                .filter(|p| !p.is_null())
-                .map(canonical_premise),
-            num_samples,
-        })
-    }
-
-    /// The setting of a score request: the scorer, the engine's NLI model and precision,
-    /// the premise setting in force (`ScoreOptions::premise`) and the samples used (`None`: not
-    /// known, not compared).
-    pub fn of_request(
-        scorer: &str,
-        nli_model: &str,
-        precision: &str,
-        premise: Premise,
-        num_samples: Option<usize>,
-    ) -> FittedOn {
-        FittedOn {
-            scorer: Some(scorer.to_string()),
-            nli_model: Some(nli_model.to_string()),
-            precision: Some(precision.to_string()),
-            premise: Some(premise.to_json()),
-            num_samples,
-        }
     }
 }
 

@@ -11,11 +11,8 @@
 //! [`Prior::note`] says why. Without labels the adaptation is applied unchecked, its `prior`
 //! carrying the fitted base rate (`train`) and the estimated one (`target`) side by side.
 
-use serde_json::{json, Value};
-
-use super::adapt::Prior;
-use super::Calibration;
-use crate::json::type_name;
+use super::model::Calibration;
+pub use super::records::{Check, Prior};
 use crate::metrics::ece;
 
 /// Bins of the guard's ECE.
@@ -23,51 +20,6 @@ pub const GUARD_BINS: usize = 10;
 /// Adapting is refused when it raises the ECE by more than this (rounding aside: an estimate
 /// equal to the fitted base rate changes the ECE by ~1e-12).
 pub const GUARD_TOLERANCE: f64 = 1e-9;
-
-/// The guard's figures on the labelled units of the target.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Check {
-    /// Labelled units checked on.
-    pub labelled: usize,
-    /// ECE of the model unadapted, and adapted, on them.
-    pub ece_unadapted: f64,
-    pub ece_adapted: f64,
-}
-
-impl Check {
-    pub fn to_json(&self) -> Value {
-        json!({"labelled": self.labelled, "ece_unadapted": self.ece_unadapted,
-               "ece_adapted": self.ece_adapted})
-    }
-
-    /// Reads `{"labelled":…,"ece_unadapted":…,"ece_adapted":…}` (`what` names it).
-    pub fn from_json(v: &Value, what: &str) -> Result<Check, String> {
-        let fix = "pass the JSON that uq_adapt_calibration returns";
-        let o = v
-            .as_object()
-            .ok_or_else(|| format!("{what} must be a JSON object, got {}: {fix}", type_name(v)))?;
-        let keys = ["labelled", "ece_unadapted", "ece_adapted"];
-        if let Some(k) = o.keys().find(|k| !keys.contains(&k.as_str())) {
-            return Err(format!(
-                "{what} has unknown key {k:?}: its keys are {}",
-                keys.join(", ")
-            ));
-        }
-        let ece = |k: &str| match o.get(k).and_then(Value::as_f64) {
-            Some(x) if (0.0..=1.0).contains(&x) => Ok(x),
-            _ => Err(format!("{what}.{k} must be an ECE in [0, 1]: {fix}")),
-        };
-        Ok(Check {
-            labelled: o
-                .get("labelled")
-                .and_then(Value::as_u64)
-                .ok_or_else(|| format!("{what}.labelled must be a non-negative integer: {fix}"))?
-                as usize,
-            ece_unadapted: ece("ece_unadapted")?,
-            ece_adapted: ece("ece_adapted")?,
-        })
-    }
-}
 
 impl Prior {
     /// One line on the adaptation: the base rates, and with a check its figures and whether it

@@ -1,5 +1,6 @@
 use serde_json::json;
 
+use super::fit::softplus;
 use super::*;
 use crate::test_util::uniforms;
 

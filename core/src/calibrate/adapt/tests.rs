@@ -3,6 +3,7 @@ use serde_json::json;
 use super::*;
 use crate::calibrate::Method;
 use crate::metrics::ece;
+use crate::score::premise::Premise;
 use crate::test_util::open_uniforms as uniforms;
 
 /// `n` units, each true with probability `prior`, scored N(0.65, 0.12) when true and

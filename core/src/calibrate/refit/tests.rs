@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::calibrate::fit::{fit_platt, platt_targets, sigmoid};
 use crate::calibrate::Method;
 use crate::metrics::ece;
 use crate::test_util::open_uniforms as uniforms;
