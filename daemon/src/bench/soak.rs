@@ -359,7 +359,8 @@ fn run_small_job(
     Ok(())
 }
 
-/// The daemon child: `uqd serve` with the soak's configuration, its log in `dir`.
+/// The daemon child: `uqd serve` with the soak's whole configuration (`Config::to_env`), its
+/// log in `dir`.
 fn start_daemon(config: &Config, socket: &Path, cache: &Path, dir: &Path) -> Result<Child, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find uqd: {e}"))?;
     let log = std::fs::OpenOptions::new()
@@ -368,21 +369,16 @@ fn start_daemon(config: &Config, socket: &Path, cache: &Path, dir: &Path) -> Res
         .open(dir.join("uqd.log"))
         .map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
+    let own = Config {
+        socket: socket.to_path_buf(),
+        cache_db: cache.to_path_buf(),
+        ..config.clone()
+    };
     cmd.arg("serve")
-        .env("UQ_SOCKET", socket)
-        .env("UQ_CACHE_DB", cache)
-        .env("UQ_NLI_MODEL", &config.nli_model)
-        .env("UQ_ORT_LIB", &config.ort_lib)
-        .env("UQ_DEVICE", config.device.as_str())
-        .env("UQ_THREADS", config.threads.to_string())
-        .env("UQ_MAX_BATCH", config.max_batch.to_string())
-        .env("UQ_LOCAL_LLM", &config.local_llm)
+        .envs(own.to_env())
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log);
-    if let Some(e) = &config.embed_model {
-        cmd.env("UQ_EMBED_MODEL", e);
-    }
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start uqd serve: {e}"))?;

@@ -499,14 +499,10 @@ fn calibration(f: CalibrationFlags) -> Result<(), String> {
     bench::calibration(&engine, &llm, &args)
 }
 
-/// `--precision` (or UQ_PRECISION) of `bench selfcheck` may list several precisions: one run
-/// each (`None`: the setting's own resolution).
+/// `--precision` (or UQ_PRECISION, or the config file's) of `bench selfcheck` may list several
+/// precisions: one run each (`None`: the setting's own resolution).
 fn precisions(config: &CliOverrides) -> Result<Vec<Option<String>>, String> {
-    let list = config.precision.clone().or_else(|| {
-        std::env::var("UQ_PRECISION")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-    });
+    let list = crate::config::given_precision_text(config)?;
     let precisions: Vec<Option<String>> = match list {
         Some(l) => l
             .split(',')

@@ -673,7 +673,7 @@ fn bench_nli_selfcheck() {
             Arc::new(
                 Engine::load(&Config {
                     embed_model: None,
-                    max_batch: mb,
+                    max_batch: Some(mb),
                     threads,
                     ..test_config()
                 })

@@ -34,12 +34,13 @@ pub fn test_config() -> Config {
         variants_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/models/variants"),
         threads: 2,
         nli_sessions: None,
-        max_batch: 8,
+        max_batch: Some(8),
         max_wait_ms: 2,
         nli_max_tokens: None,
         embed_max_tokens: 256,
         cache_db: PathBuf::from("/nonexistent/unused.sqlite"),
         local_llm: PathBuf::from("/nonexistent/unused.gguf"),
+        busy_timeout_ms: 30_000,
         nli_backend: None,
     }
 }
