@@ -1,8 +1,6 @@
 //! The NLI backend setting: KServe v2 / Triton Inference Server endpoints that run the NLI
 //! model's forward passes instead of a local ONNX Runtime session (see `engine::remote`).
 
-use super::settings::BackendSettings;
-
 /// An NLI backend on KServe v2 / Triton Inference Server endpoints (see `engine::remote`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NliBackend {
@@ -63,16 +61,4 @@ pub(super) fn parse_model_name(name: &str) -> Result<String, String> {
         ));
     }
     Ok(model.to_string())
-}
-
-/// The NLI backend of the decided settings (`None`: no URL given).
-pub(super) fn decide(s: Option<BackendSettings>) -> Option<NliBackend> {
-    let s = s?;
-    Some(NliBackend {
-        urls: s.urls?,
-        model: s.model,
-        timeout_ms: s.timeout_ms,
-        retries: s.retries,
-        health_ms: s.health_ms,
-    })
 }

@@ -6,20 +6,21 @@
 //! flag, variable and key are declared once, in [`settings`].
 
 mod backend;
+mod defaults;
 mod device;
 pub mod settings;
+mod values;
 
 use std::path::{Path, PathBuf};
 
 pub use backend::NliBackend;
+use defaults::Defaults;
+pub use defaults::{CACHE_DB_NAME, ORT_LIB_NAME};
 pub use device::{Device, Precision};
-use settings::{absolutize, Dirs, GivenSettings};
-pub use settings::{CliOverrides, Config, FileBackend, FileConfig, GivenValues, UrlList};
-
-/// File name of the ONNX Runtime shared library that `make setup` puts in `dist/lib/`.
-pub const ORT_LIB_NAME: &str = "libonnxruntime.so.1.31.1";
-/// File name of the completion cache under the cache directory (`…/uqlite/completions.sqlite`).
-pub const CACHE_DB_NAME: &str = "completions.sqlite";
+use settings::{BackendSettings, GivenSettings};
+pub use settings::{CliOverrides, Config, FileBackend, FileConfig, GivenValues};
+pub use values::UrlList;
+use values::{absolutize, Dirs};
 
 impl Config {
     /// Resolves the configuration from flags, the process environment, the config file and the
@@ -51,7 +52,7 @@ pub fn given_precision_text(cli: &CliOverrides) -> Result<Option<String>, String
     let cwd = cwd();
     let (file, _) = config_file(cli, &env, &cwd)?;
     let given = GivenSettings::pick(cli.clone(), &env, file);
-    Ok(given.precision.map(settings::Given::text))
+    Ok(given.precision.map(values::Given::text))
 }
 
 /// The resolution with the environment, the executable's directory and the working directory
@@ -69,14 +70,26 @@ pub fn resolve_with(
         cwd,
         file: &file_dir,
     };
-    let nli_backend = backend::decide(given.nli_backend(&dirs)?);
+    let nli_backend = nli_backend(given.nli_backend(&dirs)?);
     let values = given.values(&dirs)?;
     let defaults = Defaults {
         exe_dir,
         env: &env,
-        given: &values,
+        device: values.device,
     };
-    Ok(values.clone().decide(&defaults, nli_backend))
+    Ok(values.decide(&defaults, nli_backend))
+}
+
+/// The NLI backend of its decided settings (`None`: no URL given).
+fn nli_backend(s: Option<BackendSettings>) -> Option<NliBackend> {
+    let s = s?;
+    Some(NliBackend {
+        urls: s.urls?,
+        model: s.model,
+        timeout_ms: s.timeout_ms,
+        retries: s.retries,
+        health_ms: s.health_ms,
+    })
 }
 
 /// The config file (`--config`, else UQ_CONFIG; none: empty) and the directory its paths are
@@ -117,81 +130,6 @@ fn read_file(path: &Path) -> Result<FileConfig, String> {
             settings::valid_keys()
         )
     })
-}
-
-/// The computed defaults of the settings not given (`computed` and `maybe` in [`settings`]).
-pub struct Defaults<'a> {
-    /// The `uqd` executable's directory.
-    exe_dir: &'a Path,
-    env: &'a dyn Fn(&str) -> Option<String>,
-    /// What was given of the other settings.
-    given: &'a GivenValues,
-}
-
-impl Defaults<'_> {
-    fn models(&self) -> PathBuf {
-        self.exe_dir.join("models")
-    }
-
-    fn socket(&self) -> PathBuf {
-        uq_core::paths::default_socket_path()
-    }
-
-    fn nli_model(&self) -> PathBuf {
-        self.models().join("nli")
-    }
-
-    fn embed_model(&self) -> Option<PathBuf> {
-        let d = self.models().join("embed");
-        d.is_dir().then_some(d)
-    }
-
-    fn variants_dir(&self) -> PathBuf {
-        self.models().join("variants")
-    }
-
-    fn cache_db(&self) -> PathBuf {
-        default_cache_db(self.env)
-    }
-
-    fn local_llm(&self) -> PathBuf {
-        self.models()
-            .join("smollm2")
-            .join(uq_llm::local::SMOLLM2_FILE)
-    }
-
-    /// The CUDA build that `make setup` fetches on a GPU machine, unless the device is cpu.
-    fn ort_lib(&self) -> PathBuf {
-        let lib = self.exe_dir.join("lib");
-        let gpu = lib.join("gpu").join(ORT_LIB_NAME);
-        if self.given.device != Some(Device::Cpu) && gpu.is_file() {
-            gpu
-        } else {
-            lib.join(ORT_LIB_NAME)
-        }
-    }
-
-    fn threads(&self) -> usize {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    }
-}
-
-/// `$XDG_CACHE_HOME/uqlite/completions.sqlite`, else `$HOME/.cache/uqlite/completions.sqlite`,
-/// else (no home) `/tmp/uqlite-<uid>/completions.sqlite`. Relative XDG/HOME values are ignored,
-/// as the XDG spec asks.
-fn default_cache_db(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
-    let abs = |k: &str| env(k).map(PathBuf::from).filter(|p| p.is_absolute());
-    if let Some(x) = abs("XDG_CACHE_HOME") {
-        return x.join("uqlite").join(CACHE_DB_NAME);
-    }
-    if let Some(h) = abs("HOME") {
-        return h.join(".cache").join("uqlite").join(CACHE_DB_NAME);
-    }
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    PathBuf::from(format!("/tmp/uqlite-{uid}")).join(CACHE_DB_NAME)
 }
 
 /// Checks that a model directory holds `model.onnx`, `tokenizer.json` and, when `need_config`

@@ -194,7 +194,7 @@ fn bad_values_are_errors() {
     env.remove("UQ_PRECISION");
     env.insert("UQ_NLI_SESSIONS", "0".into());
     let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
-    assert_eq!(e, "UQ_NLI_SESSIONS 0 is out of range: use 1 to 64");
+    assert_eq!(e, "UQ_NLI_SESSIONS=0 is out of range: use 1 to 64");
     env.insert("UQ_NLI_SESSIONS", "3".into());
     let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
     assert_eq!(c.nli_sessions, Some(3));
@@ -316,7 +316,7 @@ fn nli_backend_settings() {
     env.insert("UQ_NLI_BACKEND_TIMEOUT_MS", "5".into());
     assert_eq!(
         bad(CliOverrides::default(), &env),
-        "UQ_NLI_BACKEND_TIMEOUT_MS 5 is out of range: use 100 to 3600000"
+        "UQ_NLI_BACKEND_TIMEOUT_MS=5 is out of range: use 100 to 3600000"
     );
     env.remove("UQ_NLI_BACKEND_TIMEOUT_MS");
     env.insert("UQ_NLI_BACKEND_MODEL", "a/b".into());
@@ -463,7 +463,7 @@ fn value_defaults_in_range() {
     let c = resolve(CliOverrides::default(), &HashMap::new(), &exe).unwrap();
     let vars: HashMap<&str, String> = c.to_env().into_iter().collect();
     for s in settings::SETTINGS {
-        if let settings::DocDefault::Value(v) = s.default {
+        if let values::DocDefault::Value(v) = s.default {
             if let Ok(n) = v.parse::<u64>() {
                 assert!(s.min.is_none_or(|lo| n >= lo) && s.max.is_none_or(|hi| n <= hi));
                 assert!(s.default_doc().starts_with(v), "{}", s.default_doc());
@@ -573,7 +573,7 @@ fn help_texts_name_the_entries_defaults() {
             .unwrap_or_else(|| panic!("no flag {}", s.flag()));
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
         assert!(help.contains(s.env), "{}: {help}", s.flag());
-        if let (settings::DocDefault::Value(v), Some(i)) = (&s.default, help.find("(default ")) {
+        if let (values::DocDefault::Value(v), Some(i)) = (&s.default, help.find("(default ")) {
             let said = help[i + "(default ".len()..]
                 .split([')', ';'])
                 .next()

@@ -6,7 +6,7 @@ use once_cell::sync::Lazy;
 use uq_core::protocol::NliProbs;
 
 use super::*;
-use crate::config::{Config, Device, Precision};
+use crate::config::{resolve_with, CliOverrides, Config, Device, Precision};
 
 #[path = "../../tests/common/dist_config.rs"]
 mod dist_config;
