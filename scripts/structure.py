@@ -266,9 +266,34 @@ def main():
     print(f"\nnon-test functions over 80 lines: {len(over)}")
     for n, fn, f in sorted(over, reverse=True):
         print(f"  {n:5}  {fn}  ({f})")
-    print("\n## checks (both should be 0)")
+    stray = stray_variable_reads(root)
+    print("\n## checks (each should be 0)")
     print(f"core maths ({', '.join(PROTOCOL_FREE)}) -> protocol imports: {len(to_protocol)}")
     print(f"parent<->child loops (imports back up to an ancestor, all crates): {n_back}")
+    print(f"stray UQ_* reads in daemon/src (outside config/settings.rs): {len(stray)}")
+    for s in stray:
+        print(f"  {s}")
+
+
+# A call with one string argument naming a UQ_ variable: env::var("UQ_X"), var_os("UQ_X"), env("UQ_X").
+VARIABLE_READ = re.compile(r'\w\s*\(\s*"(UQ_[A-Z0-9_]+)"\s*\)')
+# The extension's own variables and the docs' regeneration switch (config/tests.rs, NOT_SETTINGS).
+NOT_SETTINGS = {"UQ_DAEMON", "UQ_SOCKET", "UQ_BLESS"}
+
+
+def stray_variable_reads(root):
+    """Reads of UQ_* variables in daemon/src's non-test files beside config/settings.rs."""
+    src = root / CRATES["daemon"]
+    out = []
+    for f in sorted(src.rglob("*.rs")):
+        rel = f.relative_to(src)
+        if rel.as_posix() == "config/settings.rs" or is_test_file(rel):
+            continue
+        for n, line in enumerate(f.read_text().splitlines(), 1):
+            for m in VARIABLE_READ.finditer(line.split("//")[0]):
+                if m.group(1) not in NOT_SETTINGS:
+                    out.append(f"daemon/src/{rel.as_posix()}:{n} reads {m.group(1)}")
+    return out
 
 
 def sideways_items(edges, a, b):

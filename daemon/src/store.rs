@@ -10,15 +10,17 @@ use uq_core::schema::{APPLIED_VERSION, BOOTSTRAP, MIGRATIONS, RECORD};
 /// How long a write waits for another connection's lock before failing, by default.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The busy timeout in use: `UQ_BUSY_TIMEOUT_MS` (milliseconds) when set, else [`BUSY_TIMEOUT`].
+static BUSY: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+
+/// Sets the process's busy timeout (setting `busy_timeout_ms`, from `Config::resolve`); the
+/// first call wins.
+pub fn set_busy_timeout(t: Duration) {
+    let _ = BUSY.set(t);
+}
+
+/// The busy timeout in use: the one set, else [`BUSY_TIMEOUT`].
 pub fn busy_timeout() -> Duration {
-    static T: once_cell::sync::Lazy<Duration> = once_cell::sync::Lazy::new(|| {
-        std::env::var("UQ_BUSY_TIMEOUT_MS")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map_or(BUSY_TIMEOUT, Duration::from_millis)
-    });
-    *T
+    BUSY.get().copied().unwrap_or(BUSY_TIMEOUT)
 }
 
 /// Opens `path` (which must exist) read-write with a busy timeout.

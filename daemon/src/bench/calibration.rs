@@ -42,7 +42,7 @@ use uq_core::metrics::{auroc, brier, ece};
 use uq_core::scorers::Scorer;
 
 use super::claims::{answer_claims, claim_scorers, claim_scores, labelled, score_file, ECE_BINS};
-use super::common::round;
+use super::lines::round;
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
 

@@ -40,7 +40,9 @@ use uq_core::metrics::{auroc, average_precision, brier, ece};
 use uq_core::protocol::ScoreResult;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
-use super::common::{compare_premises, load_jsonl, measure, round, select_scorers, Job, RunConfig};
+use super::lines::{compare_premises, load_jsonl, round};
+use super::options::{select_scorers, Job};
+use super::run::{measure, RunConfig};
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
 
@@ -92,7 +94,7 @@ pub struct ClaimsArgs<'a> {
     /// Pairs of the raw-model measurement (0: skipped).
     pub raw_pairs: usize,
     /// The LLM that judges NLI pairs (`--nli-llm`, `--nli-prompt`); `None`: the NLI model.
-    pub judge: Option<super::common::Judge>,
+    pub judge: Option<super::options::Judge>,
     /// Matched-claim scorers run only when given.
     pub sample_units: Option<SampleUnits>,
     /// Print the UAD accuracy lines.
@@ -382,7 +384,6 @@ pub(super) fn score_file(
         0,
         None,
     );
-    let results =
-        super::common::run_all(engine, llm, &jobs(&records, samples, None), &run, scorers)?;
+    let results = super::run::run_all(engine, llm, &jobs(&records, samples, None), &run, scorers)?;
     Ok((name, records, results))
 }

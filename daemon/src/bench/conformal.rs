@@ -19,7 +19,7 @@ use uq_core::calibrate::conformal::Conformal;
 use uq_core::scorers::Scorer;
 
 use super::claims::{answer_claims, claim_scorers, claim_scores, score_file};
-use super::common::round;
+use super::lines::round;
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
 

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use uq_core::options::{LlmRole, ScoreOptions};
 
-use super::common::{load_jsonl, round};
+use super::lines::{load_jsonl, round};
 use crate::decompose::{claims, coverage::coverage};
 use crate::engine::Engine;
 use crate::role_llms::LlmService;

@@ -23,7 +23,7 @@ use uq_core::score::grounded::{
 };
 use uq_core::score::premise::Premise;
 
-use super::common::{load_jsonl, pct, round};
+use super::lines::{load_jsonl, pct, round};
 use crate::engine::Engine;
 use crate::pipeline;
 use crate::role_llms::LlmService;

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use uq_core::protocol::Request;
 
-use super::common::{load_jsonl, round};
+use super::lines::{load_jsonl, round};
 use crate::client;
 
 /// The scorer sets requests cycle through (NLI, NLI + matched, embeddings, model-free).

@@ -4,17 +4,22 @@
 //! (calibrations and ensembles fitted on one graph-uq file, tested on the other) and
 //! `conformal` (the conformal factuality threshold's coverage over random splits and across
 //! files) and `spans` (the claim alignment against hand-marked spans).
-//! `common` holds what they share: the measured scoring runs, the cached rerun, the raw model
-//! throughput and the summary line.
+//! What they share: `run` (the measured scoring runs, the cached rerun, the summary line),
+//! `options` (flags as scoring options), `raw` (the raw model's ceiling), `procfs` (process
+//! figures from /proc) and `lines` (JSON lines in and out).
 
 mod calibration;
 mod claims;
-mod common;
 mod conformal;
 mod coverage;
 mod grounded;
+mod lines;
 mod load;
+mod options;
+mod procfs;
+mod raw;
 mod refit;
+mod run;
 mod selfcheck;
 mod soak;
 mod spans;
@@ -22,11 +27,12 @@ mod table;
 
 pub use calibration::{calibration, CalibrationArgs};
 pub use claims::{claims, ClaimsArgs, SampleUnits};
-pub use common::{parse_premises, peak_rss_mb, Judge, DEFAULT_RAW_PAIRS};
 pub use conformal::{conformal, ConformalArgs};
 pub use coverage::coverage_bench;
 pub use grounded::{grounded, GroundedArgs};
 pub use load::{load, worker as load_worker, LoadArgs};
+pub use options::{parse_premises, Judge, DEFAULT_RAW_PAIRS};
+pub use procfs::peak_rss_mb;
 pub use selfcheck::{compare_precisions, selfcheck, SelfcheckArgs};
 pub use soak::{soak, SoakArgs};
 pub use spans::{spans, SpansArgs};

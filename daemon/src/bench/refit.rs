@@ -26,8 +26,8 @@ use uq_core::metrics::{brier, ece};
 use uq_core::scorers::Scorer;
 
 use super::claims::ECE_BINS;
-use super::common::round;
 use super::conformal::Rng;
+use super::lines::round;
 
 /// The target: refit ECE with [`TARGET_K`] labelled answers.
 pub const TARGET_ECE: f64 = 0.06;

@@ -10,9 +10,9 @@ use uq_core::metrics::{auroc, average_precision, pearson};
 use uq_core::protocol::ScoreResult;
 use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
-use super::common::{
-    compare_premises, load_jsonl, measure, pct, round, select_scorers, Job, RunConfig,
-};
+use super::lines::{compare_premises, load_jsonl, pct, round};
+use super::options::{select_scorers, Job};
+use super::run::{measure, RunConfig};
 use crate::engine::Engine;
 use crate::role_llms::LlmService;
 
@@ -37,7 +37,7 @@ pub struct SelfcheckArgs<'a> {
     /// Pairs of the raw-model measurement (0: skipped).
     pub raw_pairs: usize,
     /// The LLM that judges NLI pairs (`--nli-llm`, `--nli-prompt`); `None`: the NLI model.
-    pub judge: Option<super::common::Judge>,
+    pub judge: Option<super::options::Judge>,
     /// Only these scorers (comma-separated names; `None`: all the benchmark runs).
     pub scorers: Option<&'a str>,
 }

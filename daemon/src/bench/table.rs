@@ -16,7 +16,10 @@ use uq_core::decompose::split_sentences;
 use uq_core::score::premise::{default_premise, Premise};
 use uq_core::scorers::Granularity;
 
-use super::common::{load_jsonl, peak_rss_mb, raw_ceiling, round, Job};
+use super::lines::{load_jsonl, round};
+use super::options::Job;
+use super::procfs::peak_rss_mb;
+use super::raw::raw_ceiling;
 use crate::engine::Engine;
 use crate::jobs::{create::create_job, run::run_job};
 use crate::role_llms::LlmService;

@@ -156,17 +156,18 @@ pub struct TableFlags {
     config: CliOverrides,
 }
 
+/// The flags of the scoring benchmarks (`selfcheck`, `claims`).
 #[derive(Args)]
-pub struct SelfcheckFlags {
+pub struct ScoringFlags {
     #[arg(long)]
     data: PathBuf,
-    /// Number of sampled responses per passage (m).
+    /// Number of sampled responses per passage or answer (m; the FActScore data holds 10).
     #[arg(long, default_value_t = 5)]
     samples: usize,
-    /// Concurrent clients submitting passages (default: 8 on the CPU, 32 on CUDA).
+    /// Concurrent clients submitting passages or answers (default: 8 on the CPU, 32 on CUDA).
     #[arg(long)]
     clients: Option<usize>,
-    /// Only the first N passages.
+    /// Only the first N passages or answers.
     #[arg(long)]
     limit: Option<usize>,
     /// Only these scorers (comma-separated names; default: every scorer the benchmark runs).
@@ -186,30 +187,32 @@ pub struct SelfcheckFlags {
     /// The judge's prompt: binary (yes/no) or ternary (default; option nli_prompt).
     #[arg(long)]
     nli_prompt: Option<String>,
+}
+
+impl ScoringFlags {
+    /// The premise settings at granularity `g` and the NLI judge of the flags.
+    fn premises_and_judge(
+        &self,
+        g: uq_core::scorers::Granularity,
+    ) -> Result<(Vec<uq_core::score::premise::Premise>, Option<bench::Judge>), String> {
+        let premises = bench::parse_premises(self.premise.as_deref(), g)?;
+        let judge = bench::Judge::from_flags(self.nli_llm.as_deref(), self.nli_prompt.as_deref())?;
+        Ok((premises, judge))
+    }
+}
+
+#[derive(Args)]
+pub struct SelfcheckFlags {
+    #[command(flatten)]
+    run: ScoringFlags,
     #[command(flatten)]
     config: CliOverrides,
 }
 
 #[derive(Args)]
 pub struct ClaimsFlags {
-    #[arg(long)]
-    data: PathBuf,
-    /// Number of sampled responses per answer (m; the data holds 10).
-    #[arg(long, default_value_t = 5)]
-    samples: usize,
-    /// Concurrent clients submitting answers (default: 8 on the CPU, 32 on CUDA).
-    #[arg(long)]
-    clients: Option<usize>,
-    /// Only the first N answers.
-    #[arg(long)]
-    limit: Option<usize>,
-    /// Premise settings, one run each, compared in a last line (comma-separated: whole, topK,
-    /// topK_embedding; default: the default premise).
-    #[arg(long)]
-    premise: Option<String>,
-    /// NLI pairs the raw-model ceiling is measured on (0: skip it).
-    #[arg(long, default_value_t = bench::DEFAULT_RAW_PAIRS)]
-    raw_pairs: usize,
+    #[command(flatten)]
+    run: ScoringFlags,
     /// Print the UAD accuracy per percentile threshold (10..90) for every scorer.
     #[arg(long)]
     uad: bool,
@@ -217,16 +220,6 @@ pub struct ClaimsFlags {
     /// claims (an approximation: the data has no claims per sample).
     #[arg(long, value_parser = ["sentences"])]
     sample_units: Option<String>,
-    /// Only these scorers (comma-separated names; default: every scorer the benchmark runs).
-    #[arg(long)]
-    scorers: Option<String>,
-    /// An LLM that judges the NLI pairs instead of the NLI model: an LLM config object
-    /// (JSON), e.g. '{"backend":"local"}' (option nli_llm). Prints its calls and tokens.
-    #[arg(long)]
-    nli_llm: Option<String>,
-    /// The judge's prompt: binary (yes/no) or ternary (default; option nli_prompt).
-    #[arg(long)]
-    nli_prompt: Option<String>,
     #[command(flatten)]
     config: CliOverrides,
 }
@@ -428,26 +421,25 @@ fn table(f: TableFlags) -> Result<(), String> {
 
 /// One run per precision of `--precision`, then their comparison.
 fn selfcheck(f: SelfcheckFlags) -> Result<(), String> {
-    let premises = bench::parse_premises(
-        f.premise.as_deref(),
-        uq_core::scorers::Granularity::Sentence,
-    )?;
-    let judge = bench::Judge::from_flags(f.nli_llm.as_deref(), f.nli_prompt.as_deref())?;
+    let (run, granularity) = (&f.run, uq_core::scorers::Granularity::Sentence);
+    let (premises, judge) = run.premises_and_judge(granularity)?;
     let mut runs = Vec::new();
     for p in precisions(&f.config)? {
         let config = CliOverrides {
             precision: p,
             ..f.config.clone()
         };
-        let (engine, llm) = setup(config, f.samples)?;
+        let (engine, llm) = setup(config, run.samples)?;
         let args = bench::SelfcheckArgs {
-            data: &f.data,
-            samples: f.samples,
-            clients: f.clients.unwrap_or(engine.device_defaults().bench_clients),
-            limit: f.limit,
-            scorers: f.scorers.as_deref(),
+            data: &run.data,
+            samples: run.samples,
+            clients: run
+                .clients
+                .unwrap_or(engine.device_defaults().bench_clients),
+            limit: run.limit,
+            scorers: run.scorers.as_deref(),
             premises: premises.clone(),
-            raw_pairs: f.raw_pairs,
+            raw_pairs: run.raw_pairs,
             judge: judge.clone(),
         };
         runs.push(bench::selfcheck(&engine, &llm, &args)?);
@@ -459,20 +451,21 @@ fn selfcheck(f: SelfcheckFlags) -> Result<(), String> {
 }
 
 fn claims(f: ClaimsFlags) -> Result<(), String> {
-    let premises =
-        bench::parse_premises(f.premise.as_deref(), uq_core::scorers::Granularity::Claim)?;
-    let judge = bench::Judge::from_flags(f.nli_llm.as_deref(), f.nli_prompt.as_deref())?;
-    let (engine, llm) = setup(f.config, f.samples)?;
+    let run = &f.run;
+    let (premises, judge) = run.premises_and_judge(uq_core::scorers::Granularity::Claim)?;
+    let (engine, llm) = setup(f.config, run.samples)?;
     let args = bench::ClaimsArgs {
-        data: &f.data,
-        samples: f.samples,
-        clients: f.clients.unwrap_or(engine.device_defaults().bench_clients),
-        limit: f.limit,
+        data: &run.data,
+        samples: run.samples,
+        clients: run
+            .clients
+            .unwrap_or(engine.device_defaults().bench_clients),
+        limit: run.limit,
         premises,
-        raw_pairs: f.raw_pairs,
+        raw_pairs: run.raw_pairs,
         sample_units: f.sample_units.map(|_| bench::SampleUnits::Sentences),
         uad: f.uad,
-        scorers: f.scorers.as_deref(),
+        scorers: run.scorers.as_deref(),
         judge,
     };
     bench::claims(&engine, &llm, &args)
@@ -514,14 +507,10 @@ fn calibration(f: CalibrationFlags) -> Result<(), String> {
     bench::calibration(&engine, &llm, &args)
 }
 
-/// `--precision` (or UQ_PRECISION) of `bench selfcheck` may list several precisions: one run
-/// each (`None`: the setting's own resolution).
+/// `--precision` (or UQ_PRECISION, or the config file's) of `bench selfcheck` may list several
+/// precisions: one run each (`None`: the setting's own resolution).
 fn precisions(config: &CliOverrides) -> Result<Vec<Option<String>>, String> {
-    let list = config.precision.clone().or_else(|| {
-        std::env::var("UQ_PRECISION")
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-    });
+    let list = crate::config::given_precision_text(config)?;
     let precisions: Vec<Option<String>> = match list {
         Some(l) => l
             .split(',')

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 
+use crate::config::settings::ModelsVars;
 use crate::config::{CliOverrides, Config};
 use crate::engine::variants;
 use crate::models::{optimize, pull};
@@ -93,20 +94,19 @@ fn pull_model(
     onnx_file: Option<String>,
 ) -> Result<ExitCode, String> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    let kind = match kind.or_else(|| env("UQ_MODEL_KIND")) {
+    let vars = ModelsVars::read(&env)?;
+    let kind = match kind.or(vars.kind) {
         Some(k) => pull::Kind::parse(&k)?,
         None => pull::Kind::Nli,
     };
     let args = pull::PullArgs {
         repo,
-        revision: revision
-            .or_else(|| env("UQ_MODEL_REVISION"))
-            .unwrap_or_else(|| "main".into()),
+        revision: revision.or(vars.revision).unwrap_or_else(|| "main".into()),
         kind,
         endpoint: env("HF_ENDPOINT").unwrap_or_else(|| pull::DEFAULT_ENDPOINT.into()),
         token: env("HF_TOKEN"),
-        onnx_file: onnx_file.or_else(|| env("UQ_MODEL_ONNX_FILE")),
-        models_dir: match models_dir {
+        onnx_file: onnx_file.or(vars.onnx_file),
+        models_dir: match models_dir.or(vars.models_dir) {
             Some(d) => std::path::absolute(&d).unwrap_or(d),
             None => pull::default_models_dir(&env),
         },
@@ -146,11 +146,8 @@ fn optimize_model(
         .and_then(|p| p.canonicalize().ok())
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from("."));
-    let python = python.or_else(|| {
-        std::env::var_os("UQ_MODEL_PYTHON")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    });
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let python = python.or(ModelsVars::read(&env)?.python);
     let python = optimize::find_python(python, &exe_dir)?;
     eprintln!(
         "uqd: optimizing {} with {}",

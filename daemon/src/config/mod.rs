@@ -6,83 +6,53 @@
 //! flag, variable and key are declared once, in [`settings`].
 
 mod backend;
+mod defaults;
 mod device;
 pub mod settings;
+mod values;
 
 use std::path::{Path, PathBuf};
 
-pub use backend::{
-    parse_backend_urls, NliBackend, DEFAULT_BACKEND_HEALTH_MS, DEFAULT_BACKEND_MODEL,
-    DEFAULT_BACKEND_RETRIES, DEFAULT_BACKEND_TIMEOUT_MS,
-};
+pub use backend::NliBackend;
+use defaults::Defaults;
+pub use defaults::{CACHE_DB_NAME, ORT_LIB_NAME};
 pub use device::{Device, Precision};
-use settings::{absolutize, GivenSettings};
-pub use settings::{CliOverrides, FileBackend, FileConfig, UrlList};
-
-/// File name of the ONNX Runtime shared library that `make setup` puts in `dist/lib/`.
-pub const ORT_LIB_NAME: &str = "libonnxruntime.so.1.31.1";
-/// Default maximum batch size (encoded windows per forward pass).
-pub const DEFAULT_MAX_BATCH: usize = 16;
-/// Default time the batcher waits for more work after the first item (ms).
-pub const DEFAULT_MAX_WAIT_MS: u64 = 2;
-/// Default token limit of the embedding model (sentence-transformers' `max_seq_length` of
-/// all-MiniLM-L6-v2).
-pub const DEFAULT_EMBED_MAX_TOKENS: usize = 256;
-/// File name of the completion cache under the cache directory (`…/uqlite/completions.sqlite`).
-pub const CACHE_DB_NAME: &str = "completions.sqlite";
-
-/// The resolved configuration of the daemon.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Config {
-    /// Unix socket path.
-    pub socket: PathBuf,
-    /// NLI model directory (`model.onnx`, `tokenizer.json`, `config.json`).
-    pub nli_model: PathBuf,
-    /// Embedding model directory (`model.onnx`, `tokenizer.json`); `None`: embedding scorers error.
-    pub embed_model: Option<PathBuf>,
-    /// Path of `libonnxruntime.so.1.31.1`.
-    pub ort_lib: PathBuf,
-    pub device: Device,
-    /// Which NLI model file runs (`--precision`).
-    pub precision: Precision,
-    /// Where `uqd models optimize` writes the variants of a model whose directory is not given as
-    /// `--out` (one subdirectory per model; default `<exe dir>/models/variants`).
-    pub variants_dir: PathBuf,
-    /// ONNX Runtime threads of the NLI model on the CPU, shared out among its sessions.
-    pub threads: usize,
-    /// NLI sessions on the CPU, each with `threads / nli_sessions` intra-op threads, each
-    /// running batches of its own from the one queue; `None`: 2 for the int8 model when
-    /// `threads` ≥ 2, else 1 (`engine::local_nli`).
-    pub nli_sessions: Option<usize>,
-    /// Maximum number of encoded windows per forward pass.
-    pub max_batch: usize,
-    /// Maximum wait for more work after the first queued item (ms).
-    pub max_wait_ms: u64,
-    /// NLI window in tokens; `None`: min(512, max_position_embeddings of the model).
-    pub nli_max_tokens: Option<usize>,
-    /// Token limit of the embedding model (texts are truncated to it).
-    pub embed_max_tokens: usize,
-    /// The LLM layer's persistent completion cache (SQLite file; opened on first LLM use).
-    pub cache_db: PathBuf,
-    /// The local LLM's GGUF file (default LLM; loaded on first use).
-    pub local_llm: PathBuf,
-    /// NLI on an inference server (`--nli-backend`): the model's forward passes go to these
-    /// KServe v2 endpoints instead of a local ONNX Runtime session.
-    pub nli_backend: Option<NliBackend>,
-}
+use settings::{BackendSettings, GivenSettings};
+pub use settings::{CliOverrides, Config, FileBackend, FileConfig, GivenValues};
+pub use values::UrlList;
+use values::{absolutize, Dirs};
 
 impl Config {
     /// Resolves the configuration from flags, the process environment, the config file and the
-    /// defaults next to the current executable.
+    /// defaults next to the current executable, and sets the process's busy timeout from it.
     pub fn resolve(cli: CliOverrides) -> Result<Config, String> {
-        let exe_dir = std::env::current_exe()
-            .ok()
-            .and_then(|p| p.canonicalize().ok().or(Some(p)))
-            .and_then(|p| p.parent().map(Path::to_path_buf))
-            .unwrap_or_else(|| PathBuf::from("."));
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        resolve_with(cli, &|k| std::env::var(k).ok(), &exe_dir, &cwd)
+        let config = resolve_with(cli, &|k| std::env::var(k).ok(), &exe_dir(), &cwd())?;
+        crate::store::set_busy_timeout(std::time::Duration::from_millis(config.busy_timeout_ms));
+        Ok(config)
     }
+}
+
+/// The current executable's directory (the defaults are relative to it).
+fn exe_dir() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok().or(Some(p)))
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+/// The raw text of `--precision` (or UQ_PRECISION, or the config file's `precision`) as given,
+/// for `bench selfcheck`'s list of precisions; `None` when not given.
+pub fn given_precision_text(cli: &CliOverrides) -> Result<Option<String>, String> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let cwd = cwd();
+    let (file, _) = config_file(cli, &env, &cwd)?;
+    let given = GivenSettings::pick(cli.clone(), &env, file);
+    Ok(given.precision.map(values::Given::text))
 }
 
 /// The resolution with the environment, the executable's directory and the working directory
@@ -94,13 +64,47 @@ pub fn resolve_with(
     cwd: &Path,
 ) -> Result<Config, String> {
     let env = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-    // The config file: --config, else UQ_CONFIG.
+    let (file, file_dir) = config_file(&cli, &env, cwd)?;
+    let mut given = GivenSettings::pick(cli, &env, file);
+    let dirs = Dirs {
+        cwd,
+        file: &file_dir,
+    };
+    let nli_backend = nli_backend(given.nli_backend(&dirs)?);
+    let values = given.values(&dirs)?;
+    let defaults = Defaults {
+        exe_dir,
+        env: &env,
+        device: values.device,
+    };
+    Ok(values.decide(&defaults, nli_backend))
+}
+
+/// The NLI backend of its decided settings (`None`: no URL given).
+fn nli_backend(s: Option<BackendSettings>) -> Option<NliBackend> {
+    let s = s?;
+    Some(NliBackend {
+        urls: s.urls?,
+        model: s.model,
+        timeout_ms: s.timeout_ms,
+        retries: s.retries,
+        health_ms: s.health_ms,
+    })
+}
+
+/// The config file (`--config`, else UQ_CONFIG; none: empty) and the directory its paths are
+/// relative to.
+fn config_file(
+    cli: &CliOverrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    cwd: &Path,
+) -> Result<(FileConfig, PathBuf), String> {
     let file_path = cli
         .config
         .clone()
         .map(|p| absolutize(p, cwd))
-        .or_else(|| env("UQ_CONFIG").map(|p| absolutize(PathBuf::from(p), cwd)));
-    let (file, file_dir) = match &file_path {
+        .or_else(|| env(settings::CONFIG_ENV).map(|p| absolutize(PathBuf::from(p), cwd)));
+    Ok(match &file_path {
         Some(p) => (
             read_file(p)?,
             p.parent()
@@ -108,17 +112,7 @@ pub fn resolve_with(
                 .unwrap_or_else(|| cwd.to_path_buf()),
         ),
         None => (FileConfig::default(), cwd.to_path_buf()),
-    };
-    let mut given = GivenSettings::pick(cli, &env, file);
-    let nli_backend = backend::resolve_backend(&mut given)?;
-    let dirs = Dirs {
-        exe: exe_dir,
-        cwd,
-        file: &file_dir,
-    };
-    let config = resolve_given(given, &dirs, &env, nli_backend)?;
-    check_ranges(&config)?;
-    Ok(config)
+    })
 }
 
 /// The config file at `path`, its keys checked.
@@ -136,122 +130,6 @@ fn read_file(path: &Path) -> Result<FileConfig, String> {
             settings::valid_keys()
         )
     })
-}
-
-/// The directories relative paths and defaults are taken from.
-struct Dirs<'a> {
-    /// The `uqd` executable's (defaults).
-    exe: &'a Path,
-    /// The working directory (flags and variables).
-    cwd: &'a Path,
-    /// The config file's (its paths).
-    file: &'a Path,
-}
-
-/// Each setting's value, or its default.
-fn resolve_given(
-    given: GivenSettings,
-    dirs: &Dirs,
-    env: &dyn Fn(&str) -> Option<String>,
-    nli_backend: Option<NliBackend>,
-) -> Result<Config, String> {
-    let exe_dir = dirs.exe;
-    let path = |g: Option<settings::Given<PathBuf>>| g.map(|g| g.path(dirs.cwd, dirs.file));
-    let models = exe_dir.join("models");
-    let device = match given.device {
-        Some(d) => d.parse(Device::parse)?,
-        None => Device::Auto,
-    };
-    Ok(Config {
-        socket: path(given.socket).unwrap_or_else(uq_core::paths::default_socket_path),
-        nli_model: path(given.nli_model).unwrap_or_else(|| models.join("nli")),
-        embed_model: path(given.embed_model).or_else(|| {
-            let d = models.join("embed");
-            d.is_dir().then_some(d)
-        }),
-        variants_dir: path(given.variants_dir).unwrap_or_else(|| models.join("variants")),
-        cache_db: path(given.cache_db).unwrap_or_else(|| default_cache_db(env)),
-        local_llm: path(given.local_llm)
-            .unwrap_or_else(|| models.join("smollm2").join(uq_llm::local::SMOLLM2_FILE)),
-        // The CUDA build that `make setup` fetches on a GPU machine, unless the device is cpu.
-        ort_lib: path(given.ort_lib).unwrap_or_else(|| {
-            let gpu = exe_dir.join("lib").join("gpu").join(ORT_LIB_NAME);
-            if device != Device::Cpu && gpu.is_file() {
-                gpu
-            } else {
-                exe_dir.join("lib").join(ORT_LIB_NAME)
-            }
-        }),
-        device,
-        precision: match given.precision {
-            Some(p) => p.parse(Precision::parse)?,
-            None => Precision::Auto,
-        },
-        threads: value(given.threads)?.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        }),
-        nli_sessions: value(given.nli_sessions)?,
-        max_batch: value(given.max_batch)?.unwrap_or(DEFAULT_MAX_BATCH),
-        max_wait_ms: value(given.max_wait_ms)?.unwrap_or(DEFAULT_MAX_WAIT_MS),
-        nli_max_tokens: value(given.nli_max_tokens)?,
-        embed_max_tokens: value(given.embed_max_tokens)?.unwrap_or(DEFAULT_EMBED_MAX_TOKENS),
-        nli_backend,
-    })
-}
-
-fn value<T: settings::EnvValue>(given: Option<settings::Given<T>>) -> Result<Option<T>, String> {
-    given.map(settings::Given::value).transpose()
-}
-
-/// The ranges of the numeric settings.
-fn check_ranges(c: &Config) -> Result<(), String> {
-    if c.threads == 0 {
-        return Err("threads must be at least 1 (--threads / UQ_THREADS)".into());
-    }
-    if c.max_batch == 0 {
-        return Err("max batch must be at least 1 (--max-batch / UQ_MAX_BATCH)".into());
-    }
-    if let Some(n) = c.nli_sessions.filter(|&n| n == 0 || n > 64) {
-        return Err(format!(
-            "NLI sessions {n} (--nli-sessions / UQ_NLI_SESSIONS) is out of range: use 1 to 64"
-        ));
-    }
-    if c.max_wait_ms > 60_000 {
-        return Err(format!(
-            "max wait {} ms is too long: use at most 60000 (--max-wait-ms / UQ_MAX_WAIT_MS)",
-            c.max_wait_ms
-        ));
-    }
-    if let Some(w) = c.nli_max_tokens.filter(|&w| w < 16) {
-        return Err(format!(
-            "NLI window of {w} tokens is too small: use at least 16 (--nli-max-tokens / UQ_NLI_MAX_TOKENS)"
-        ));
-    }
-    if c.embed_max_tokens < 8 {
-        return Err(format!(
-            "embedding token limit {} is too small: use at least 8 (--embed-max-tokens / UQ_EMBED_MAX_TOKENS)",
-            c.embed_max_tokens
-        ));
-    }
-    Ok(())
-}
-
-/// `$XDG_CACHE_HOME/uqlite/completions.sqlite`, else `$HOME/.cache/uqlite/completions.sqlite`,
-/// else (no home) `/tmp/uqlite-<uid>/completions.sqlite`. Relative XDG/HOME values are ignored,
-/// as the XDG spec asks.
-fn default_cache_db(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
-    let abs = |k: &str| env(k).map(PathBuf::from).filter(|p| p.is_absolute());
-    if let Some(x) = abs("XDG_CACHE_HOME") {
-        return x.join("uqlite").join(CACHE_DB_NAME);
-    }
-    if let Some(h) = abs("HOME") {
-        return h.join(".cache").join("uqlite").join(CACHE_DB_NAME);
-    }
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    PathBuf::from(format!("/tmp/uqlite-{uid}")).join(CACHE_DB_NAME)
 }
 
 /// Checks that a model directory holds `model.onnx`, `tokenizer.json` and, when `need_config`

@@ -23,8 +23,9 @@ fn defaults_relative_to_exe() {
     assert_eq!(c.device, Device::Auto);
     assert_eq!(c.precision, Precision::Auto);
     assert_eq!(c.variants_dir, exe.join("models/variants"));
-    assert_eq!(c.max_batch, DEFAULT_MAX_BATCH);
-    assert_eq!(c.max_wait_ms, DEFAULT_MAX_WAIT_MS);
+    assert_eq!(c.max_batch, None, "the device's batch");
+    assert_eq!(c.max_wait_ms, 2);
+    assert_eq!(c.busy_timeout_ms, 30_000);
     assert_eq!(c.nli_max_tokens, None);
     assert_eq!(c.embed_max_tokens, 256);
     assert!(c.threads >= 1);
@@ -66,7 +67,7 @@ fn precedence_flags_env_file_default() {
     assert_eq!(c.embed_model, Some(PathBuf::from("/abs/file_embed")));
     assert_eq!(
         (c.threads, c.max_batch, c.max_wait_ms, c.nli_max_tokens),
-        (3, 7, 9, Some(128))
+        (3, Some(7), 9, Some(128))
     );
     assert_eq!(c.device, Device::Cuda);
     assert_eq!(c.ort_lib, PathBuf::from("/f/lib.so"));
@@ -79,7 +80,7 @@ fn precedence_flags_env_file_default() {
     env.insert("UQ_MAX_BATCH", "11".into());
     let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
     assert_eq!(c.nli_model, PathBuf::from("/env/nli"));
-    assert_eq!((c.threads, c.max_batch, c.max_wait_ms), (5, 11, 9));
+    assert_eq!((c.threads, c.max_batch, c.max_wait_ms), (5, Some(11), 9));
     assert_eq!(c.device, Device::Cpu);
     assert_eq!(c.socket, PathBuf::from("/env/s.sock"));
     // Flags beat env.
@@ -96,7 +97,7 @@ fn precedence_flags_env_file_default() {
         PathBuf::from("/cwd/rel/nli"),
         "flag paths are relative to cwd"
     );
-    assert_eq!((c.threads, c.max_batch), (1, 2));
+    assert_eq!((c.threads, c.max_batch), (1, Some(2)));
     assert_eq!(c.device, Device::Cuda);
     // --config beats UQ_CONFIG.
     let other = exe.join("other.json");
@@ -193,7 +194,7 @@ fn bad_values_are_errors() {
     env.remove("UQ_PRECISION");
     env.insert("UQ_NLI_SESSIONS", "0".into());
     let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
-    assert!(e.contains("--nli-sessions") && e.contains("1 to 64"), "{e}");
+    assert_eq!(e, "UQ_NLI_SESSIONS=0 is out of range: use 1 to 64");
     env.insert("UQ_NLI_SESSIONS", "3".into());
     let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
     assert_eq!(c.nli_sessions, Some(3));
@@ -226,7 +227,15 @@ fn bad_values_are_errors() {
         &exe,
     )
     .unwrap_err();
-    assert!(e.contains("max batch"), "{e}");
+    assert_eq!(e, "--max-batch 0 is out of range: use at least 1");
+    std::fs::write(&f, r#"{"max_wait_ms": 60001}"#).unwrap();
+    env.insert("UQ_CONFIG", f.display().to_string());
+    let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
+    assert_eq!(
+        e,
+        "config file max_wait_ms 60001 is out of range: use at most 60000"
+    );
+    env.clear();
     env.insert("UQ_CONFIG", "/nonexistent/uq.json".into());
     let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
     assert!(e.contains("/nonexistent/uq.json"), "{e}");
@@ -302,13 +311,20 @@ fn nli_backend_settings() {
         "{e}"
     );
     env.insert("UQ_NLI_BACKEND", " , ".into());
-    assert!(bad(CliOverrides::default(), &env).contains("UQ_NLI_BACKEND is empty"));
+    assert!(bad(CliOverrides::default(), &env).starts_with("UQ_NLI_BACKEND: no URL: give"));
     env.insert("UQ_NLI_BACKEND", "http://x:1".into());
     env.insert("UQ_NLI_BACKEND_TIMEOUT_MS", "5".into());
-    assert!(bad(CliOverrides::default(), &env).contains("--nli-backend-timeout-ms"));
+    assert_eq!(
+        bad(CliOverrides::default(), &env),
+        "UQ_NLI_BACKEND_TIMEOUT_MS=5 is out of range: use 100 to 3600000"
+    );
     env.remove("UQ_NLI_BACKEND_TIMEOUT_MS");
     env.insert("UQ_NLI_BACKEND_MODEL", "a/b".into());
-    assert!(bad(CliOverrides::default(), &env).contains("--nli-backend-model"));
+    let e = bad(CliOverrides::default(), &env);
+    assert!(
+        e.starts_with("UQ_NLI_BACKEND_MODEL: \"a/b\" is not a model name"),
+        "{e}"
+    );
     env.remove("UQ_NLI_BACKEND_MODEL");
     env.insert("UQ_NLI_BACKEND_RETRIES", "lots".into());
     assert!(bad(CliOverrides::default(), &env).contains("UQ_NLI_BACKEND_RETRIES"));
@@ -349,15 +365,114 @@ fn model_dir_check() {
     check_model_dir(&d, true).unwrap();
 }
 
-/// The config file's error lists the keys as it always did.
+/// The config file's error lists every key, a group's inside braces.
 #[test]
 fn valid_keys_text() {
-    assert_eq!(
-        settings::valid_keys(),
-        "socket, nli_model, embed_model, ort_lib, device, precision, variants_dir, threads, \
-         nli_sessions, max_batch, max_wait_ms, nli_max_tokens, embed_max_tokens, cache_db, \
-         local_llm, nli_backend {urls, model, timeout_ms, retries, health_ms}"
+    let keys = settings::valid_keys();
+    assert!(
+        keys.starts_with("socket, nli_model, embed_model, ort_lib, device, precision,"),
+        "{keys}"
     );
+    assert!(
+        keys.ends_with(", nli_backend {urls, model, timeout_ms, retries, health_ms}"),
+        "{keys}"
+    );
+    for s in settings::SETTINGS {
+        let key = s.key.rsplit('.').next().unwrap_or_default();
+        assert!(keys.contains(key), "{key} missing from {keys}");
+    }
+}
+
+/// A setting given at its default value is still given: `--max-batch 16` stays 16 where the
+/// device's default is another (CUDA's 128), and only an unset batch takes the device's.
+#[test]
+fn a_given_default_is_kept_under_cuda_defaults() {
+    use crate::engine::defaults::{DeviceDefaults, CUDA};
+    let exe = tmpdir("given16");
+    let env = HashMap::new();
+    let given = CliOverrides {
+        max_batch: Some(16),
+        device: Some("cuda".into()),
+        ..Default::default()
+    };
+    let c = resolve(given, &env, &exe).unwrap();
+    assert_eq!(c.max_batch, Some(16));
+    let cuda = DeviceDefaults::of(Device::Cuda);
+    assert_eq!(cuda.max_batch, 128, "CUDA's default is not 16");
+    assert_eq!(crate::engine::nli_batch(&c, &cuda), 16);
+    let unset = resolve(CliOverrides::default(), &env, &exe).unwrap();
+    assert_eq!(crate::engine::nli_batch(&unset, &CUDA), 128);
+    assert_eq!(
+        crate::engine::nli_batch(&unset, &DeviceDefaults::of(Device::Cpu)),
+        16
+    );
+    // So is a default value given by the variable or the config file.
+    let env: HashMap<&str, String> = [("UQ_MAX_BATCH", "16".to_string())].into();
+    let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+    assert_eq!(crate::engine::nli_batch(&c, &CUDA), 16);
+}
+
+/// `Config::to_env` gives a child daemon the same configuration: every setting decided here
+/// (the backend's too) resolves there to the same value, and unset ones stay unset.
+#[test]
+fn config_written_as_variables_resolves_to_itself() {
+    let exe = tmpdir("to-env");
+    let cli = CliOverrides {
+        nli_model: Some("/m/nli".into()),
+        device: Some("cpu".into()),
+        precision: Some("int8".into()),
+        threads: Some(3),
+        nli_sessions: Some(16),
+        max_batch: Some(16),
+        max_wait_ms: Some(7),
+        busy_timeout_ms: Some(1000),
+        nli_backend: Some("http://a:1,http://b:2/v2".into()),
+        nli_backend_retries: Some(0),
+        ..Default::default()
+    };
+    let c = resolve(cli, &HashMap::new(), &exe).unwrap();
+    let vars = c.to_env();
+    for s in settings::SETTINGS {
+        if !["UQ_EMBED_MODEL", "UQ_NLI_MAX_TOKENS"].contains(&s.env) {
+            assert!(
+                vars.iter().any(|(k, _)| *k == s.env),
+                "{} not written",
+                s.env
+            );
+        }
+    }
+    let env: HashMap<&str, String> = vars.into_iter().collect();
+    let again = resolve_with(
+        CliOverrides::default(),
+        &|k| env.get(k).cloned(),
+        Path::new("/elsewhere"),
+        Path::new("/other/cwd"),
+    )
+    .unwrap();
+    assert_eq!(again, c);
+    assert_eq!(
+        again.nli_backend.unwrap().urls,
+        ["http://a:1", "http://b:2"]
+    );
+}
+
+/// Every setting's literal default lies in its range, and its docs row says it.
+#[test]
+fn value_defaults_in_range() {
+    let exe = tmpdir("ranges");
+    let c = resolve(CliOverrides::default(), &HashMap::new(), &exe).unwrap();
+    let vars: HashMap<&str, String> = c.to_env().into_iter().collect();
+    for s in settings::SETTINGS {
+        if let values::DocDefault::Value(v) = s.default {
+            if let Ok(n) = v.parse::<u64>() {
+                assert!(s.min.is_none_or(|lo| n >= lo) && s.max.is_none_or(|hi| n <= hi));
+                assert!(s.default_doc().starts_with(v), "{}", s.default_doc());
+                if !s.key.contains('.') {
+                    assert_eq!(vars[s.env], v, "{}", s.env);
+                }
+            }
+        }
+    }
 }
 
 /// docs/reference.md's settings table is `settings::markdown_table()`; with `UQ_BLESS=1` the
@@ -373,4 +488,97 @@ fn settings_table_matches_docs_reference() {
     );
     let want = settings::markdown_table();
     uq_core::generated_docs::check_section(&path, DOCS_BEGIN, DOCS_END, &want, &stale);
+}
+
+/// The variables the daemon may read outside `settings!`: the extension's own and the docs'
+/// regeneration switch.
+const NOT_SETTINGS: &[&str] = &["UQ_DAEMON", "UQ_SOCKET", "UQ_BLESS"];
+
+/// The reads of `UQ_*` variables in `text` outside comments: a call with one string argument
+/// naming one (`env::var("UQ_X")`, `var_os("UQ_X")`, `env("UQ_X")`), as `(line, name)`.
+pub(crate) fn variable_reads(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        let mut rest = code;
+        while let Some(i) = rest.find("\"UQ_") {
+            let before = rest[..i].trim_end();
+            let after = &rest[i + 1..];
+            let end = after.find('"').unwrap_or(after.len());
+            let name = &after[..end];
+            let call = before.ends_with('(')
+                && before[..before.len() - 1]
+                    .chars()
+                    .last()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_');
+            let closed = after[end..]
+                .get(1..)
+                .is_some_and(|t| t.trim_start().starts_with(')'));
+            if call && closed && !NOT_SETTINGS.contains(&name) {
+                out.push((n + 1, name.to_string()));
+            }
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+/// Every `UQ_*` variable the daemon reads goes through `settings!` (config/settings.rs): no
+/// file of daemon/src reads one beside it (test files left out: their knobs are not the
+/// daemon's).
+#[test]
+fn no_variable_is_read_beside_the_settings() {
+    assert_eq!(
+        variable_reads(r#"let a = std::env::var("UQ_X"); env.var_os( "UQ_Y" ); f("UQ_Z", 1);"#),
+        [(1, "UQ_X".to_string()), (1, "UQ_Y".to_string())]
+    );
+    assert!(variable_reads(r#"// std::env::var("UQ_X")  "#).is_empty());
+    assert!(variable_reads(r#"std::env::var("UQ_BLESS")"#).is_empty());
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stray = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(&src).unwrap().display().to_string();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && rel != "config/settings.rs"
+                && !rel.ends_with("tests.rs")
+            {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for (line, name) in variable_reads(&text) {
+                    stray.push(format!("daemon/src/{rel}:{line} reads {name}"));
+                }
+            }
+        }
+    }
+    assert!(
+        stray.is_empty(),
+        "declare these in config/settings.rs (settings! or @vars) and read them there:\n{}",
+        stray.join("\n")
+    );
+}
+
+/// A `--help` text that names its setting's default names the entry's (the two cannot drift).
+#[test]
+fn help_texts_name_the_entries_defaults() {
+    use clap::Args;
+    let cmd = CliOverrides::augment_args(clap::Command::new("serve"));
+    for s in settings::SETTINGS {
+        let arg = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == s.field)
+            .unwrap_or_else(|| panic!("no flag {}", s.flag()));
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        assert!(help.contains(s.env), "{}: {help}", s.flag());
+        if let (values::DocDefault::Value(v), Some(i)) = (&s.default, help.find("(default ")) {
+            let said = help[i + "(default ".len()..]
+                .split([')', ';'])
+                .next()
+                .unwrap_or_default();
+            assert_eq!(said, v.trim_matches('"'), "{}: {help}", s.flag());
+        }
+    }
 }

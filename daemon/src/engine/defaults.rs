@@ -34,7 +34,7 @@ pub const MIN_IN_FLIGHT: usize = 64;
 
 /// On the CPU (and for inference servers, whose batch is the server's business).
 pub const CPU: DeviceDefaults = DeviceDefaults {
-    max_batch: crate::config::DEFAULT_MAX_BATCH,
+    max_batch: 16,
     batches_in_flight: 4,
     job_concurrency: 4,
     job_chunk_size: 8,

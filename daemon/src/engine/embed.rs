@@ -63,7 +63,10 @@ impl EmbedModel {
         Ok(EmbedModel {
             tokenizer,
             model: Mutex::new(env_model),
-            max_batch: cfg.max_batch.max(1),
+            max_batch: cfg
+                .max_batch
+                .unwrap_or(super::defaults::CPU.max_batch)
+                .max(1),
             path: d,
             max_tokens,
         })

@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde::Serialize;
 use uq_core::protocol::NliProbs;
 
-use crate::config::{check_model_dir, Config, Device, Precision, DEFAULT_MAX_BATCH};
+use crate::config::{check_model_dir, Config, Device, Precision};
 use defaults::DeviceDefaults;
 
 use batcher::{Batcher, Forward, Job};
@@ -114,13 +114,13 @@ impl Engine {
             Some(b) => remote_nli(b, nli.pad_id)?,
             None => local_nli(cfg, nli.pad_id)?,
         };
-        let max_batch = nli_run.max_batch.unwrap_or(cfg.max_batch);
+        let max_batch = nli_batch(cfg, &nli_run.defaults);
         let embed = match &cfg.embed_model {
             // The embedding model runs where the NLI model ended up (no second CUDA attempt).
             Some(d) => {
                 let embed_cfg = Config {
                     device: nli_run.embed_device,
-                    max_batch,
+                    max_batch: Some(max_batch),
                     ..cfg.clone()
                 };
                 let env = ort_env::init(&cfg.ort_lib)?;
@@ -367,8 +367,6 @@ impl Engine {
 /// How the NLI forward passes run: the batcher's runners and what `info` says of them.
 struct NliRun {
     runners: Vec<Box<dyn Forward>>,
-    /// The batch size when it is not the configured one (CUDA's default).
-    max_batch: Option<usize>,
     device: String,
     device_note: Option<String>,
     precision_note: Option<String>,
@@ -379,6 +377,13 @@ struct NliRun {
     /// The defaults of the device the model runs on.
     defaults: DeviceDefaults,
     remote: Option<Arc<remote::Remote>>,
+}
+
+/// The NLI batch: `--max-batch` when given (even at a device's default value), else the
+/// default of the device the model runs on (16 on the CPU and for inference servers, 128 on
+/// CUDA).
+pub(crate) fn nli_batch(cfg: &Config, defaults: &DeviceDefaults) -> usize {
+    cfg.max_batch.unwrap_or(defaults.max_batch).max(1)
 }
 
 /// Batcher workers per inference-server endpoint: one request in flight while the next is made.
@@ -392,7 +397,6 @@ fn remote_nli(backend: &crate::config::NliBackend, pad_id: u32) -> Result<NliRun
         .map(|_| Box::new(remote::RemoteRunner(r.clone())) as Box<dyn Forward>)
         .collect();
     Ok(NliRun {
-        max_batch: None,
         device: "remote".into(),
         device_note: None,
         precision_note: None,
@@ -442,12 +446,9 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
         m.row_at_a_time = row_at_a_time;
         runners.push(Box::new(m));
     }
-    // On CUDA the default batch is the device's (a set --max-batch is kept); the windows in
-    // flight per call scale with it.
+    // The batch (`nli_batch`) and the windows in flight per call follow the device.
     let defaults = DeviceDefaults::of(device);
-    let max_batch = (cfg.max_batch == DEFAULT_MAX_BATCH).then_some(defaults.max_batch);
     Ok(NliRun {
-        max_batch,
         device: device.as_str().to_string(),
         device_note: model.cuda_not_used.clone(),
         precision_note,

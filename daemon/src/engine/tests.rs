@@ -6,7 +6,7 @@ use once_cell::sync::Lazy;
 use uq_core::protocol::NliProbs;
 
 use super::*;
-use crate::config::{Config, Device, Precision};
+use crate::config::{resolve_with, CliOverrides, Config, Device, Precision};
 
 #[path = "../../tests/engine/common/dist_config.rs"]
 mod dist_config;
@@ -673,7 +673,7 @@ fn bench_nli_selfcheck() {
             Arc::new(
                 Engine::load(&Config {
                     embed_model: None,
-                    max_batch: mb,
+                    max_batch: Some(mb),
                     threads,
                     ..test_config()
                 })

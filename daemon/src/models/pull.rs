@@ -23,8 +23,8 @@ pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 /// Name of the record written beside the files (repo, revision, commit, hashes).
 pub const RECORD: &str = "uqlite-pull.json";
 
-/// `--models-dir`, else `UQ_MODELS_DIR`, else `$XDG_CACHE_HOME/uqlite/models`, else
-/// `~/.cache/uqlite/models`.
+/// Where models go without `--models-dir` or `UQ_MODELS_DIR`: `$XDG_CACHE_HOME/uqlite/models`,
+/// else `~/.cache/uqlite/models`.
 pub fn default_models_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     let abs = |k: &str| {
         env(k)
@@ -32,9 +32,6 @@ pub fn default_models_dir(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
     };
-    if let Some(d) = abs("UQ_MODELS_DIR") {
-        return d;
-    }
     if let Some(x) = abs("XDG_CACHE_HOME") {
         return x.join("uqlite").join("models");
     }
@@ -245,9 +242,10 @@ mod tests {
                     .map(|(_, v)| v.to_string())
             }
         };
+        // UQ_MODELS_DIR is read with the flags (config::settings::ModelsVars), not here.
         assert_eq!(
             default_models_dir(&env(&[("UQ_MODELS_DIR", "/m"), ("XDG_CACHE_HOME", "/x")])),
-            PathBuf::from("/m")
+            PathBuf::from("/x/uqlite/models")
         );
         assert_eq!(
             default_models_dir(&env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),

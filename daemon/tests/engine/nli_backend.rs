@@ -135,7 +135,7 @@ const BERT_INPUTS: &[&str] = &["input_ids", "attention_mask", "token_type_ids"];
 fn config(urls: &[&str], timeout_ms: u64, retries: usize) -> Config {
     Config {
         embed_model: None,
-        max_batch: 4,
+        max_batch: Some(4),
         nli_backend: Some(NliBackend {
             urls: urls.iter().map(|u| u.to_string()).collect(),
             model: "nli".into(),

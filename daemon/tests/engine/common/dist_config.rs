@@ -1,12 +1,12 @@
 //! The engine configuration of the daemon's tests: the real models from the repository's `dist/`
 //! (built by `make setup`), or UQ_ORT_LIB / UQ_NLI_MODEL / UQ_EMBED_MODEL. Missing files fail the
 //! tests. Shared through `#[path]` by the engine's unit tests (`src/engine/tests.rs`) and the
-//! integration tests (`tests/engine/common/mod.rs`); the including module brings `Config`,
-//! `Device` and `Precision`.
+//! integration tests (`tests/engine/common/mod.rs`); the including module brings `Config`, `Device`,
+//! `Precision`, `CliOverrides` and `resolve_with`.
 
 use std::path::PathBuf;
 
-use super::{Config, Device, Precision};
+use super::{resolve_with, CliOverrides, Config, Device, Precision};
 
 fn dist_path(var: &str, default: &str) -> PathBuf {
     let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist");
@@ -23,24 +23,29 @@ fn dist_path(var: &str, default: &str) -> PathBuf {
     p
 }
 
-/// CPU, 2 threads, batches of 8; no LLM (its paths point nowhere).
+/// CPU, 2 threads, batches of 8; no LLM (its paths point nowhere); every other setting its
+/// default (resolved as `uqd serve` resolves its flags, with no environment or config file).
 pub fn test_config() -> Config {
-    Config {
-        socket: std::env::temp_dir().join("uqd-test-unused.sock"),
-        nli_model: dist_path("UQ_NLI_MODEL", "models/nli"),
+    let cli = CliOverrides {
+        socket: Some(std::env::temp_dir().join("uqd-test-unused.sock")),
+        nli_model: Some(dist_path("UQ_NLI_MODEL", "models/nli")),
         embed_model: Some(dist_path("UQ_EMBED_MODEL", "models/embed")),
-        ort_lib: dist_path("UQ_ORT_LIB", "lib/libonnxruntime.so.1.31.1"),
-        device: Device::Cpu,
-        precision: Precision::Auto,
-        variants_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/models/variants"),
-        threads: 2,
-        nli_sessions: None,
-        max_batch: 8,
-        max_wait_ms: 2,
-        nli_max_tokens: None,
-        embed_max_tokens: 256,
-        cache_db: PathBuf::from("/nonexistent/unused.sqlite"),
-        local_llm: PathBuf::from("/nonexistent/unused.gguf"),
-        nli_backend: None,
-    }
+        ort_lib: Some(dist_path("UQ_ORT_LIB", "lib/libonnxruntime.so.1.31.1")),
+        device: Some("cpu".into()),
+        variants_dir: Some(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/models/variants"),
+        ),
+        threads: Some(2),
+        max_batch: Some(8),
+        cache_db: Some(PathBuf::from("/nonexistent/unused.sqlite")),
+        local_llm: Some(PathBuf::from("/nonexistent/unused.gguf")),
+        ..Default::default()
+    };
+    let root = std::path::Path::new("/");
+    let config = resolve_with(cli, &|_| None, root, root).expect("the test settings resolve");
+    assert_eq!(
+        (config.device, config.precision),
+        (Device::Cpu, Precision::Auto)
+    );
+    config
 }

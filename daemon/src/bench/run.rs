@@ -1,96 +1,23 @@
-//! Pieces shared by the benchmarks: scoring every item with a set of scorers through the full
-//! pipeline (`clients` items in flight), the measured first run, the cached second run, the raw
-//! model throughput and the summary line.
+//! Scoring every item with a set of scorers through the full pipeline (`clients` items in
+//! flight): the measured first run, the cached second run and the summary line.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{json, Map, Value};
-use uq_core::decompose::split_sentences;
-use uq_core::options::{parse_llm_config, NliPrompt};
 use uq_core::protocol::ScoreResult;
 use uq_core::score::premise::Premise;
-use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
+use uq_core::scorers::{Family, Scorer, ALL as ALL_SCORERS};
 
+use super::lines::round;
+use super::options::{Job, Judge};
+use super::procfs::{peak_rss_mb, status_mb};
+use super::raw::raw_ceiling;
 use crate::engine::{Engine, PadSnapshot};
 use crate::judge::{self, Tally};
 use crate::pipeline;
 use crate::role_llms::{metered, LlmService, UsageMeter};
-use crate::score::premise::premises;
-
-/// One scoring request of a benchmark: the units are given (no decomposition call).
-pub struct Job {
-    /// The response under audit (only its size is checked: the units are given).
-    pub response: String,
-    pub units: Vec<String>,
-    /// The sampled responses in use (the first m).
-    pub samples: Vec<String>,
-    /// One array of units per sample (`options.sample_units`); `None` lets the pipeline
-    /// decompose the samples at `granularity`.
-    pub sample_units: Option<Vec<Vec<String>>>,
-    /// The union of unique claims over the response and its samples (`options.claim_union`,
-    /// graph scorers).
-    pub claim_union: Option<Vec<String>>,
-    pub granularity: Granularity,
-}
-
-impl Job {
-    fn options(&self, scorers: &[&str], premise: Premise, judge: Option<&Judge>) -> Value {
-        let mut o = json!({
-            "units": self.units,
-            "scorers": scorers,
-            "num_samples": self.samples.len(),
-            "granularity": self.granularity.as_str(),
-            "premise": premise.to_json(),
-        });
-        if let Some(su) = &self.sample_units {
-            o["sample_units"] = json!(su);
-        }
-        if let Some(cu) = &self.claim_union {
-            o["claim_union"] = json!(cu);
-        }
-        if let Some(j) = judge {
-            o["nli_llm"] = j.llm.clone();
-            o["nli_prompt"] = json!(j.prompt.as_str());
-        }
-        o
-    }
-}
-
-/// The NLI judge of a benchmark (`--nli-llm`, `--nli-prompt`): options `nli_llm`, `nli_prompt`.
-#[derive(Debug, Clone)]
-pub struct Judge {
-    /// The LLM config object.
-    pub llm: Value,
-    pub prompt: NliPrompt,
-}
-
-impl Judge {
-    /// From the flags: `--nli-llm` an LLM config object (JSON), `--nli-prompt` binary|ternary.
-    pub fn from_flags(llm: Option<&str>, prompt: Option<&str>) -> Result<Option<Judge>, String> {
-        let Some(text) = llm else {
-            return match prompt {
-                Some(_) => Err(
-                    "--nli-prompt needs --nli-llm, the LLM that judges NLI pairs, \
-                                e.g. --nli-llm '{\"backend\":\"local\"}'"
-                        .into(),
-                ),
-                None => Ok(None),
-            };
-        };
-        let llm: Value = serde_json::from_str(text).map_err(|e| {
-            format!("--nli-llm must be an LLM config object (JSON), e.g. --nli-llm '{{\"backend\":\"local\"}}': {e}")
-        })?;
-        parse_llm_config("--nli-llm", &llm)?;
-        let prompt = match prompt {
-            None => NliPrompt::default(),
-            Some(p) => NliPrompt::parse(&json!(p)).map_err(|e| format!("--nli-prompt: {e}"))?,
-        };
-        Ok(Some(Judge { llm, prompt }))
-    }
-}
 
 /// How a benchmark runs: concurrent clients, the premise setting and the raw-model sample.
 #[derive(Debug, Clone, Copy)]
@@ -128,28 +55,6 @@ impl<'a> RunConfig<'a> {
             tally: None,
         }
     }
-}
-
-/// Pairs of the raw-model measurement when `--raw-pairs` is not given.
-pub const DEFAULT_RAW_PAIRS: usize = 1000;
-
-/// The premise settings of `--premise` (comma-separated labels: whole, top3,
-/// top2_embedding, …); `None`: the default at granularity `g`.
-pub fn parse_premises(list: Option<&str>, g: Granularity) -> Result<Vec<Premise>, String> {
-    let Some(list) = list else {
-        return Ok(vec![uq_core::score::premise::default_premise(g)]);
-    };
-    let out: Vec<Premise> = list
-        .split(',')
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| Premise::from_label(p).map_err(|e| format!("--premise: {e}")))
-        .collect::<Result<_, _>>()?;
-    if out.is_empty() {
-        return Err(
-            "--premise is empty: give whole, topK or topK_embedding, e.g. whole,top3".into(),
-        );
-    }
-    Ok(out)
 }
 
 /// The first run's results (one per job, every scorer merged) and the summary figures.
@@ -379,39 +284,6 @@ fn judge_fields(
     extra
 }
 
-/// The scorers of `names` (comma-separated; `None`: all of `available`), each of which must be
-/// one the benchmark runs (`available`).
-pub fn select_scorers(available: Vec<Scorer>, names: Option<&str>) -> Result<Vec<Scorer>, String> {
-    let Some(names) = names else {
-        return Ok(available);
-    };
-    let listed = || {
-        available
-            .iter()
-            .map(|s| s.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut out = Vec::new();
-    for name in names.split(',').filter(|n| !n.trim().is_empty()) {
-        let s = Scorer::parse(name).map_err(|e| format!("--scorers: {e}"))?;
-        if !available.contains(&s) {
-            return Err(format!(
-                "--scorers: this benchmark does not run {}; it runs {}",
-                s.name(),
-                listed()
-            ));
-        }
-        if !out.contains(&s) {
-            out.push(s);
-        }
-    }
-    if out.is_empty() {
-        return Err(format!("--scorers is empty: name some of {}", listed()));
-    }
-    Ok(out)
-}
-
 /// Scores every job with `scorers`, `run.clients` jobs in flight at once. No scorers: one empty
 /// result per job.
 pub fn run_all(
@@ -493,213 +365,4 @@ fn max_abs_diff(a: &[ScoreResult], b: &[ScoreResult]) -> f64 {
         }
     }
     d
-}
-
-/// The distinct NLI pairs the scorers ask for: (sample, unit) for the unit-response family and,
-/// when `matched`, (sample unit, unit) with each sample's units as given, else its sentences,
-/// and, when `graph`, (response or sample, claim) for every claim of the union and the units;
-/// whole texts reduced as `premise` selects.
-fn all_nli_pairs(
-    engine: &Engine,
-    jobs: &[Job],
-    matched: bool,
-    graph: bool,
-    premise: Premise,
-) -> Result<Vec<(String, String)>, String> {
-    let mut seen = HashSet::new();
-    let mut pairs = Vec::new();
-    let mut add = |pair: (String, String)| {
-        if seen.insert(pair.clone()) {
-            pairs.push(pair);
-        }
-    };
-    for job in jobs {
-        let sample_units: Vec<String> = if !matched {
-            Vec::new()
-        } else if let Some(su) = &job.sample_units {
-            su.iter().flatten().cloned().collect()
-        } else {
-            job.samples
-                .iter()
-                .flat_map(|s| split_sentences(s))
-                .collect()
-        };
-        let samples: Vec<&str> = job.samples.iter().map(String::as_str).collect();
-        let selected = premises(engine, premise, &samples, &job.units)?;
-        for (u, row) in job.units.iter().zip(selected) {
-            for p in row.into_iter().chain(sample_units.iter().cloned()) {
-                add((p, u.clone()));
-            }
-        }
-        if let (true, Some(union)) = (graph, &job.claim_union) {
-            let answers: Vec<&str> = std::iter::once(job.response.as_str())
-                .filter(|r| !r.trim().is_empty())
-                .chain(samples.iter().copied())
-                .collect();
-            let claims: Vec<String> = union.iter().chain(&job.units).cloned().collect();
-            let selected = premises(engine, premise, &answers, &claims)?;
-            for (c, row) in claims.iter().zip(selected) {
-                for p in row {
-                    add((p, c.clone()));
-                }
-            }
-        }
-    }
-    Ok(pairs)
-}
-
-/// At most `n` of `items`, evenly spread over them.
-fn spread_sample<T>(items: Vec<T>, n: usize) -> Vec<T> {
-    if items.len() <= n {
-        return items;
-    }
-    let step = items.len() as f64 / n as f64;
-    let mut want = (0..n).map(|i| (i as f64 * step) as usize).peekable();
-    items
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, x)| {
-            if want.peek() == Some(&i) {
-                want.next();
-                Some(x)
-            } else {
-                None
-            }
-        })
-        .collect()
-}
-
-/// The raw model's pairs/s on at most `n` of the jobs' distinct NLI pairs (evenly spread), at
-/// the batch the batcher forms, and the number of pairs it ran; `(None, 0)` when `n` is 0.
-pub(super) fn raw_ceiling(
-    engine: &Engine,
-    jobs: &[Job],
-    matched: bool,
-    graph: bool,
-    premise: Premise,
-    n: usize,
-) -> Result<(Option<f64>, usize), String> {
-    if n == 0 {
-        return Ok((None, 0));
-    }
-    let pairs = spread_sample(all_nli_pairs(engine, jobs, matched, graph, premise)?, n);
-    if pairs.is_empty() {
-        return Ok((None, 0));
-    }
-    Ok((
-        Some(raw_throughput(engine, &pairs, engine.nli_batch())?),
-        pairs.len(),
-    ))
-}
-
-/// Pairs per second of the ONNX model alone on length-sorted batches of `max_batch` (the batch
-/// the batcher forms).
-fn raw_throughput(
-    engine: &Engine,
-    pairs: &[(String, String)],
-    max_batch: usize,
-) -> Result<f64, String> {
-    let mut windows = engine.nli_encode(pairs)?;
-    windows.sort_by_key(|w| w.len());
-    let batches: Vec<Vec<_>> = windows
-        .chunks(max_batch.max(1))
-        .map(|c| c.to_vec())
-        .collect();
-    let t = Instant::now();
-    engine.nli_raw_forward(&batches)?;
-    Ok(pairs.len() as f64 / t.elapsed().as_secs_f64())
-}
-
-/// Peak resident set size of this process (VmHWM), in MB.
-pub fn peak_rss_mb() -> f64 {
-    status_mb("VmHWM:")
-}
-
-/// A memory figure of /proc/self/status (`field` e.g. "VmRSS:"), in MB.
-pub fn status_mb(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with(field)).and_then(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .and_then(|kb| kb.parse::<f64>().ok())
-            })
-        })
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(f64::NAN)
-}
-
-/// Reads a JSON-lines file, at most `limit` records (all when `None`).
-pub fn load_jsonl<T: serde::de::DeserializeOwned>(
-    path: &std::path::Path,
-    limit: Option<usize>,
-) -> Result<Vec<T>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read --data {}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-        if limit.is_some_and(|l| out.len() >= l) {
-            break;
-        }
-        let r: T = serde_json::from_str(line)
-            .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
-        out.push(r);
-    }
-    Ok(out)
-}
-
-pub fn round(x: f64) -> f64 {
-    (x * 1e4).round() / 1e4
-}
-
-pub fn pct(x: f64) -> f64 {
-    round(x * 100.0)
-}
-
-/// One line comparing the runs of several premise settings (each run's scorer lines and its
-/// summary line last): per setting its NLI tokens per comparison, how many times fewer than the
-/// first setting's (`token_cut`), pairs/s and padding, and per scorer its AUROC and the change
-/// against the first setting's.
-pub fn compare_premises(runs: &[Vec<Value>]) -> Value {
-    let summary = |run: &[Value]| {
-        run.iter()
-            .find(|l| l["summary"] == json!(true))
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
-    let auroc = |run: &[Value], scorer: &str| {
-        run.iter()
-            .find(|l| l["scorer"] == json!(scorer))
-            .and_then(|l| l["auroc"].as_f64())
-    };
-    let base = &runs[0];
-    let base_tokens = summary(base)["tokens_per_comparison"].as_f64();
-    let settings: Vec<Value> = runs
-        .iter()
-        .map(|run| {
-            let s = summary(run);
-            let mut per_scorer = Map::new();
-            for l in run.iter().filter(|l| l["scorer"].is_string()) {
-                let name = l["scorer"].as_str().unwrap_or_default();
-                let a = l["auroc"].as_f64();
-                let d = a.zip(auroc(base, name)).map(|(a, b)| round(a - b));
-                per_scorer.insert(name.into(), json!({"auroc": a, "delta": d}));
-            }
-            let tokens = s["tokens_per_comparison"].as_f64();
-            json!({
-                "premise": s["premise"],
-                "tokens_per_comparison": tokens,
-                "token_cut": base_tokens.zip(tokens).map(|(b, t)| round(b / t)),
-                "nli_pairs_per_s": s["nli_pairs_per_s"],
-                "pad_ratio": s["pad_ratio"],
-                "scorers": per_scorer,
-            })
-        })
-        .collect();
-    json!({
-        "premise_comparison": true,
-        "baseline": summary(base)["premise"],
-        "settings": settings,
-    })
 }
