@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use uqd::config::{Config, Device, NliBackend, Precision};
+use uqd::config::{resolve_with, CliOverrides, Config, Device, NliBackend, Precision};
 use uqd::engine::Engine;
 
 /// The logits every fake server returns for each row, in the shared models' label order

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use uqd::config::{Config, Device, Precision};
+use uqd::config::{resolve_with, CliOverrides, Config, Device, Precision};
 use uqd::engine::Engine;
 use uqd::role_llms::LlmService;
 use uqd::server::Server;

@@ -208,7 +208,7 @@ fn nli_run(
         ..*run
     };
     let t = Instant::now();
-    let nli_results = run_all(engine, llm, jobs, &run1, &nli_scorers)?;
+    let nli_results = run_all(engine, llm, jobs, &run1, nli_scorers)?;
     let nli_wall = t.elapsed().as_secs_f64();
     let nli_pairs = engine.nli_pairs_computed() - computed0;
     let nli_tokens = engine.nli_tokens_computed() - tokens0;

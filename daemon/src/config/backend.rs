@@ -19,7 +19,7 @@ pub(super) fn parse_urls(list: &str) -> Result<Vec<String>, String> {
     let mut urls = Vec::new();
     for u in list.split(',').map(str::trim).filter(|u| !u.is_empty()) {
         let base = parse_url(u)?;
-        if !urls.iter().any(|x: &String| *x == base) {
+        if !urls.contains(&base) {
             urls.push(base);
         }
     }

@@ -122,7 +122,7 @@ pub(super) fn restart_loop(
         {
             let s = sampler.sample(&child, lifetime);
             lifetimes.push(lifetime_line(lifetime, &life_start, &s));
-            let kill = restarts % 2 == 0;
+            let kill = restarts.is_multiple_of(2);
             eprintln!(
                 "soak: restarting the daemon ({})",
                 if kill { "kill -9" } else { "shutdown" }
