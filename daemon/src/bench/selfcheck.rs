@@ -66,10 +66,11 @@ pub fn selfcheck(
         ALL_SCORERS
             .iter()
             .copied()
-            // The ensemble needs weights fitted on labels (uq_fit_ensemble): `bench calibration`.
+            // The ensemble needs weights fitted on labels (uq_fit_ensemble): `bench calibration`;
+            // the grounded scorers need sources: `bench grounded`.
             .filter(|s| {
                 !s.needs_llm()
-                    && !matches!(s.family(), Family::Graph | Family::Ensemble)
+                    && !matches!(s.family(), Family::Graph | Family::Ensemble | Family::Grounded)
                     && !s.is_response_level()
             })
             .collect(),

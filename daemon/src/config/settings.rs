@@ -125,7 +125,8 @@ macro_rules! env_of {
 /// (`field / key`) and may take another type in the file (`as Type`, converted with `Into`), then
 /// the variables of commands whose flags are their own (`@vars Struct { field: Type { env } }`).
 /// An entry's type may be parsed from a string (`Type = String => parse_fn`, its error prefixed
-/// with the source). The doc comment is required: it is the `--help` text.
+/// with the source). The doc comment is required: it is the `--help` text, which names the
+/// variable and, if it names a literal default, the entry's (both checked by `config::tests`).
 macro_rules! settings {
     (
         $(

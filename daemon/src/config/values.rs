@@ -12,7 +12,7 @@ use super::device::{Device, Precision};
 /// One setting as the docs and messages name it.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Setting {
-    /// The field of [`CliOverrides`]; the flag is `--` and the field with `-` for `_`.
+    /// The field of [`CliOverrides`](super::CliOverrides); the flag is `--` and the field with `-` for `_`.
     pub field: &'static str,
     /// The `--help` value name, when not the field's.
     pub value_name: Option<&'static str>,
