@@ -55,6 +55,7 @@ pub fn unit_spans(response: &str, units: &[String]) -> Vec<Option<Span>> {
     let words = words(response);
     let sentences = sentence_ranges(response, &words);
     let df = document_frequency(units);
+    let chars = CharIndex::new(response);
     let mut after = 0; // byte offset: where the next verbatim search starts
     units
         .iter()
@@ -62,12 +63,12 @@ pub fn unit_spans(response: &str, units: &[String]) -> Vec<Option<Span>> {
             if let Some((b, e)) = verbatim(response, unit, after) {
                 after = e;
                 return Some(Span {
-                    start: char_index(response, b),
-                    end: char_index(response, e),
+                    start: chars.of(b),
+                    end: chars.of(e),
                     alignment: 1.0,
                 });
             }
-            align(response, &words, &sentences, unit, &df)
+            align(&chars, &words, &sentences, unit, &df)
         })
         .collect()
 }
@@ -86,25 +87,51 @@ fn verbatim(response: &str, unit: &str, after: usize) -> Option<(usize, usize)> 
             let next = response[b + needle.len()..].chars().next();
             !before.is_some_and(char::is_alphanumeric) && !next.is_some_and(char::is_alphanumeric)
         };
-        let mut hits = response
-            .match_indices(needle)
-            .filter(bounded)
-            .map(|(b, _)| b);
-        let first = hits.next();
-        let found = std::iter::once(first)
-            .flatten()
-            .chain(hits)
-            .find(|&b| b >= after)
-            .or(first);
-        if let Some(b) = found {
+        // From `after` first (units come in order: this keeps the whole search linear), then
+        // from the start.
+        let from = |start: usize| {
+            response
+                .get(start..)?
+                .match_indices(needle)
+                .map(|(i, m)| (i + start, m))
+                .find(|hit| bounded(hit))
+                .map(|(i, _)| i)
+        };
+        if let Some(b) = from(after).or_else(|| from(0)) {
             return Some((b, b + needle.len()));
         }
     }
     None
 }
 
-fn char_index(text: &str, byte: usize) -> usize {
-    text[..byte].chars().count()
+/// Byte offsets to character offsets in O(log n) each: the byte offset of every
+/// [`CharIndex::STEP`]-th character, and a count of at most that many characters from there.
+struct CharIndex<'a> {
+    text: &'a str,
+    checkpoints: Vec<usize>,
+}
+
+impl<'a> CharIndex<'a> {
+    const STEP: usize = 64;
+
+    fn new(text: &'a str) -> CharIndex<'a> {
+        let checkpoints = text
+            .char_indices()
+            .step_by(Self::STEP)
+            .map(|(b, _)| b)
+            .collect();
+        CharIndex { text, checkpoints }
+    }
+
+    /// The character offset of byte offset `byte` (a char boundary).
+    fn of(&self, byte: usize) -> usize {
+        let k = self
+            .checkpoints
+            .partition_point(|&b| b <= byte)
+            .saturating_sub(1);
+        let base = self.checkpoints.get(k).copied().unwrap_or(0);
+        k * Self::STEP + self.text[base..byte].chars().count()
+    }
 }
 
 /// A word of the response: its byte range and normalised form.
@@ -222,7 +249,7 @@ fn sentence_ranges(response: &str, words: &[Word]) -> Vec<(usize, usize)> {
 
 /// The aligned span of a claim (module docs), if it holds at least [`MIN_ALIGNMENT`].
 fn align(
-    response: &str,
+    chars: &CharIndex<'_>,
     words: &[Word],
     sentences: &[(usize, usize)],
     unit: &str,
@@ -282,8 +309,8 @@ fn align(
         .sum();
     let alignment = held / total;
     (alignment >= MIN_ALIGNMENT - 1e-12).then(|| Span {
-        start: char_index(response, words[first].start),
-        end: char_index(response, words[last].end),
+        start: chars.of(words[first].start),
+        end: chars.of(words[last].end),
         alignment,
     })
 }

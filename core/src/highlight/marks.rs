@@ -235,16 +235,17 @@ fn mark(i: usize, item: &Value, n_chars: usize) -> Result<(Mark, bool), String> 
 /// all the distinct unit texts given (as the stored spans, over the answer's units).
 fn place(response: &str, marks: &mut [Mark], which: &[usize]) {
     let mut distinct: Vec<String> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for t in marks.iter().filter_map(|m| m.unit.as_ref()) {
-        if !distinct.contains(t) {
+        if !index.contains_key(t) {
+            index.insert(t.clone(), distinct.len());
             distinct.push(t.clone());
         }
     }
     let spans = unit_spans(response, &distinct);
     for &k in which {
-        let t = marks[k].unit.as_deref().unwrap_or_default();
-        let at = distinct.iter().position(|d| d == t);
-        marks[k].span = at.and_then(|a| spans[a]).map(|s| (s.start, s.end));
+        let at = marks[k].unit.as_ref().and_then(|t| index.get(t));
+        marks[k].span = at.and_then(|&a| spans[a]).map(|s| (s.start, s.end));
     }
 }
 
@@ -285,26 +286,42 @@ fn span(
 /// The response's characters cut at every span boundary: `(start, end, marks covering it)`,
 /// in order, covering the whole response (pieces without a mark have an empty list).
 pub fn pieces(n_chars: usize, marks: &[Mark]) -> Vec<(usize, usize, Vec<usize>)> {
+    // A sweep over the span boundaries: at each cut, the marks starting there join the active
+    // set and those ending there leave it (linear in the marks, not quadratic).
+    let mut starts: Vec<(usize, usize)> = Vec::new();
+    let mut ends: Vec<(usize, usize)> = Vec::new();
     let mut cuts = vec![0, n_chars];
-    for m in marks {
+    for (k, m) in marks.iter().enumerate() {
         if let Some((a, b)) = m.span {
-            cuts.push(a.min(n_chars));
-            cuts.push(b.min(n_chars));
+            let (a, b) = (a.min(n_chars), b.min(n_chars));
+            starts.push((a, k));
+            ends.push((b, k));
+            cuts.extend([a, b]);
         }
     }
     cuts.sort_unstable();
     cuts.dedup();
-    cuts.windows(2)
-        .map(|w| {
-            let covering = marks
-                .iter()
-                .enumerate()
-                .filter(|(_, m)| m.span.is_some_and(|(a, b)| a <= w[0] && w[1] <= b))
-                .map(|(k, _)| k)
-                .collect();
-            (w[0], w[1], covering)
-        })
-        .collect()
+    starts.sort_unstable();
+    ends.sort_unstable();
+    let (mut si, mut ei) = (0, 0);
+    let mut active = std::collections::BTreeSet::new();
+    let mut out = Vec::with_capacity(cuts.len());
+    for w in cuts.windows(2) {
+        while ei < ends.len() && ends[ei].0 <= w[0] {
+            active.remove(&ends[ei].1);
+            ei += 1;
+        }
+        while si < starts.len() && starts[si].0 <= w[0] {
+            let k = starts[si].1;
+            // A mark that already ended (an empty span) does not cover this piece.
+            if marks[k].span.is_some_and(|(_, b)| b.min(n_chars) > w[0]) {
+                active.insert(k);
+            }
+            si += 1;
+        }
+        out.push((w[0], w[1], active.iter().copied().collect()));
+    }
+    out
 }
 
 /// The lowest score among `covering` (unscored marks left out); `None` when none is scored.

@@ -70,7 +70,10 @@ pub fn selfcheck(
             // the grounded scorers need sources: `bench grounded`.
             .filter(|s| {
                 !s.needs_llm()
-                    && !matches!(s.family(), Family::Graph | Family::Ensemble | Family::Grounded)
+                    && !matches!(
+                        s.family(),
+                        Family::Graph | Family::Ensemble | Family::Grounded
+                    )
                     && !s.is_response_level()
             })
             .collect(),

@@ -125,3 +125,19 @@ fn verbatim_matches_stop_at_word_boundaries() {
     let spans = unit_spans("He wondered about it.", &units(&["He won"]));
     assert_ne!(spans[0].map(|s| s.alignment), Some(1.0), "{spans:?}");
 }
+
+#[test]
+fn spans_of_a_long_text_take_linear_time() {
+    // 40,000 sentences (0.9 MB, with multi-byte characters): each sentence found once, in order.
+    let text: String = (0..40_000)
+        .map(|i| format!("Zoë wrote poem {i}. "))
+        .collect();
+    let sents = crate::decompose::split_sentences(&text);
+    let t = std::time::Instant::now();
+    let spans = unit_spans(&text, &sents);
+    assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
+    let last = spans.last().unwrap().unwrap();
+    assert_eq!(&marked(&text, &last), sents.last().unwrap());
+    let at = text.find("Zoë wrote poem 12345.").unwrap();
+    assert_eq!(spans[12_345].unwrap().start, text[..at].chars().count());
+}
