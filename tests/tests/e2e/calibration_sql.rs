@@ -17,7 +17,7 @@ fn sandbox(name: &str) -> Sandbox {
 }
 
 /// Plain-Python helpers shared by the scripts: the Platt map, `np.interp` with clipping, mean.
-const PY_HELPERS: &str = r#"
+pub(super) const PY_HELPERS: &str = r#"
 import math
 def platt(a, b, s):
     return 1.0 / (1.0 + math.exp(-(a * s + b)))
@@ -536,7 +536,7 @@ print(json.dumps(dict(problems=problems, n=[len(ent), len(ens), len(uad), len(ua
 
 /// The EM of Saerens, Latinne & Decaestecker (2002, §2.3), written again in plain Python for the
 /// tests below: the prior re-estimated from the adjusted posteriors.
-const PY_EM: &str = r#"
+pub(super) const PY_EM: &str = r#"
 def shift(p, train, target):
     if p <= 0.0 or p >= 1.0:
         return p

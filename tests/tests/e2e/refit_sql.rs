@@ -7,16 +7,14 @@
 
 use uq_integration::*;
 
+use super::calibration_sql::{PY_EM, PY_HELPERS};
+
 /// Plain Python: Platt's map and targets, the MAP fit (plain Newton iterations from the prior
 /// centre, the 2×2 system solved by Cramer's rule), Saerens' EM, ECE with 10 equal bins.
-const PY: &str = r#"
-import math, random
-def platt(a, b, s):
-    return 1.0 / (1.0 + math.exp(-(a * s + b)))
-def mean(v):
-    return sum(v) / len(v)
-def close(a, b, tol=1e-9):
-    return a is not None and b is not None and abs(a - b) <= tol
+/// Python beside calibration_sql's helpers (`platt`, `mean`, `close`, `shift`, `em`): Platt's
+/// targets, the MAP Newton fit, ECE in 10 bins, logit.
+const PY_REFIT: &str = r#"
+import random
 def targets(labels):
     npos = sum(labels); nneg = len(labels) - npos
     return [(npos + 1) / (npos + 2) if l else 1 / (nneg + 2) for l in labels]
@@ -35,21 +33,6 @@ def map_fit(s, labels, a0, b0, lam):
         a -= (hbb * ga - hab * gb) / det
         b -= (haa * gb - hab * ga) / det
     return a, b
-def shift(p, train, target):
-    if p <= 0.0 or p >= 1.0:
-        return p
-    x = target / train * p
-    y = (1.0 - target) / (1.0 - train) * (1.0 - p)
-    return x / (x + y)
-def em(post, train):
-    prior = train
-    for it in range(1, 1001):
-        nxt = mean([shift(p, train, prior) for p in post])
-        moved = abs(nxt - prior)
-        prior = nxt
-        if moved < 1e-6:
-            break
-    return prior
 def ece(p, labels):
     bins = {}
     for x, l in zip(p, labels):
@@ -60,6 +43,11 @@ def ece(p, labels):
 def logit(p):
     return math.log(p / (1 - p))
 "#;
+
+/// calibration_sql's shared helpers, then this file's.
+fn py() -> String {
+    format!("{PY_HELPERS}\n{PY_EM}\n{PY_REFIT}")
+}
 
 /// Old answers (true units N(0.65, 0.12), false N(0.45, 0.12), 75 % true, each fifth of the rows
 /// a little offset: answers drift) in table `fit(s, l)`; new answers in `target(grp, k, s, l)`:
@@ -96,9 +84,10 @@ def rows(grp, k):
 #[test]
 fn refit_aggregate_matches_an_independent_map_fit_and_recovers_a_shift() {
     let sb = Sandbox::new("refit-sql");
+    let py = py();
     let code = format!(
         r#"
-{PY}
+{py}
 {PY_DATA}
 problems = []
 lam = m.get("refit_strength")
@@ -175,9 +164,10 @@ print(json.dumps(dict(problems=problems, out=out, note=note, lam=lam)))
 #[test]
 fn adapt_guard_refuses_when_the_labels_say_worse() {
     let sb = Sandbox::new("refit-guard");
+    let py = py();
     let code = format!(
         r#"
-{PY}
+{py}
 {PY_DATA}
 problems = []
 out = {{}}
@@ -187,7 +177,7 @@ for grp in ("shifted", "rate"):
     debug = [l for l in conn.execute("SELECT uq_debug()").fetchone()[0].splitlines() if l.startswith("last score notes")][0]
     p = g["prior"]
     scores = [s for (s,) in conn.execute("SELECT s FROM target WHERE grp = ?", (grp,))]
-    target = em([platt(m["a"], m["b"], s) for s in scores], train)
+    target, _ = em([platt(m["a"], m["b"], s) for s in scores], train)
     ks = rows(grp, 1)
     before = ece([platt(m["a"], m["b"], s) for s, _ in ks], [l for _, l in ks])
     after = ece([shift(platt(m["a"], m["b"], s), train, target) for s, _ in ks], [l for _, l in ks])
@@ -244,9 +234,10 @@ fn jobs_refit_on_their_labels_and_guard_the_adaptation() {
     let cache = sb.dir.join("cache").join("completions.sqlite");
     let sb = sb.with_env("UQ_CACHE_DB", &cache.display().to_string());
     let db = sb.dir.join("refit.db").display().to_string();
+    let py = py();
     let code = format!(
         r#"
-{PY}
+{py}
 db = sqlite3.connect({db:?})
 db.execute('CREATE TABLE answers(id INTEGER PRIMARY KEY, prompt TEXT, answer TEXT, samples TEXT, claims TEXT, labels TEXT)')
 claims = {claims:?}
@@ -278,7 +269,7 @@ for i, j in enumerate(jobs):
     applied = None
     if i >= 1:
         train = 0.75
-        target = em([platt(a, b, x) for x in s], train)
+        target, _ = em([platt(a, b, x) for x in s], train)
         before = ece([platt(a, b, x) for x in s], l)
         after = ece([shift(platt(a, b, x), train, target) for x in s], l)
         applied = after <= before
