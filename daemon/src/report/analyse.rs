@@ -407,23 +407,30 @@ fn least_confident_answers(data: &Data, rows: &[&UnitRow]) -> Vec<HighlightedAns
     for u in rows {
         by_answer.entry(u.answer_id).or_default().push(u);
     }
+    // The rows share one run and scorer: their stored response scores, looked up once.
+    let Some(first) = rows.first() else {
+        return Vec::new();
+    };
+    let aggregation = data
+        .runs
+        .iter()
+        .find(|r| r.id == first.run_id)
+        .map(|r| r.aggregation.as_str());
+    let stored: HashMap<i64, Option<f64>> = data
+        .answers
+        .iter()
+        .filter(|a| {
+            a.run_id == first.run_id
+                && a.scorer == first.scorer
+                && aggregation.is_none_or(|g| g == a.aggregation)
+        })
+        .map(|a| (a.answer_id, a.score))
+        .collect();
     let response_score = |id: i64, units: &[&UnitRow]| -> Option<f64> {
-        let run = data
-            .runs
-            .iter()
-            .find(|r| Some(r.id) == units.first().map(|u| u.run_id));
-        data.answers
-            .iter()
-            .find(|a| {
-                a.answer_id == id
-                    && Some(&a.scorer) == units.first().map(|u| &u.scorer)
-                    && run.is_none_or(|r| r.aggregation == a.aggregation)
-            })
-            .and_then(|a| a.score)
-            .or_else(|| {
-                let s: Vec<f64> = units.iter().filter_map(|u| u.score).collect();
-                (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64)
-            })
+        stored.get(&id).copied().flatten().or_else(|| {
+            let s: Vec<f64> = units.iter().filter_map(|u| u.score).collect();
+            (!s.is_empty()).then(|| s.iter().sum::<f64>() / s.len() as f64)
+        })
     };
     let mut scored: Vec<(Option<f64>, i64, Vec<&UnitRow>)> = by_answer
         .into_iter()
