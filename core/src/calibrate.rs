@@ -18,8 +18,8 @@
 //! precision, premise setting, number of samples), and `"prior"`, a prior-shift adaptation to a
 //! new set of answers ([`adapt`]: `{"train":…,"target":…,"iterations":…}`, checked on labels
 //! of the new answers when there are some: [`guard`]), which [`Calibration::apply`] honours.
-//! A Platt model fitted here also records `"refit_strength"`, the prior strength λ for a refit
-//! on a few labels of new answers, and a refitted model records `"refit"`, what it started from
+//! A Platt model fitted here also records `"refit_precision"`, the prior precision for a refit
+//! on a few labels of new answers (its Fisher information), and a refitted model records `"refit"`, what it started from
 //! ([`refit`]).
 
 pub mod adapt;

@@ -1,18 +1,132 @@
-//! The MAP refit of a Platt model with a Gaussian prior on (a, b), and the cross-validated choice
-//! of its strength λ: the maths of [`super::refit`], free of
-//! [`Calibration`](super::model::Calibration) so that fitting a model can choose λ. "Module doc"
-//! below is [`super::refit`]'s.
+//! The MAP refit of a Platt model with a Gaussian prior on (a, b), and the prior's precision: the
+//! maths of [`super::refit`], free of [`Calibration`](super::model::Calibration) so that fitting a
+//! model can record its precision. "Module doc" below is [`super::refit`]'s.
 
-use super::fit::{fit_platt, platt_targets, sigmoid, softplus};
+use serde_json::{json, Value};
 
-/// Folds of the cross-validation that chooses λ.
-pub const FOLDS: usize = 5;
-/// The λ grid: 2^−6, 2^−5, …, 2^12.
-pub const STRENGTHS: [f64; 19] = {
-    let mut v = [0.0; 19];
+use super::fit::{platt_targets, sigmoid, softplus};
+
+/// The precision (inverse covariance) of the Gaussian prior on (a, b): the symmetric matrix
+/// [[aa, ab], [ab, bb]], positive definite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Precision {
+    pub aa: f64,
+    pub ab: f64,
+    pub bb: f64,
+}
+
+impl Precision {
+    /// λ·I: a prior N(θ₀, I/λ), as a hand-set `refit_strength` gives it.
+    pub fn isotropic(lambda: f64) -> Precision {
+        Precision {
+            aa: lambda,
+            ab: 0.0,
+            bb: lambda,
+        }
+    }
+
+    /// The Fisher information of the Platt model (a, b) on the `scores` it was fitted on,
+    /// Σᵢ pᵢ(1 − pᵢ)·(sᵢ, 1)(sᵢ, 1)ᵀ with pᵢ = σ(a·sᵢ + b): the precision of the Laplace
+    /// approximation of the fit's posterior (module doc). `None` when it is not positive definite
+    /// (every score the same).
+    pub fn of_fit(scores: &[f64], (a, b): (f64, f64)) -> Option<Precision> {
+        let mut h = Precision {
+            aa: 0.0,
+            ab: 0.0,
+            bb: 0.0,
+        };
+        for &s in scores {
+            let p = sigmoid(a * s + b);
+            let w = p * (1.0 - p);
+            h.aa += w * s * s;
+            h.ab += w * s;
+            h.bb += w;
+        }
+        h.is_positive_definite().then_some(h)
+    }
+
+    /// Finite, aa > 0 and a positive determinant (relative to aa·bb, so that rounding of a
+    /// rank-one sum is not taken for information).
+    pub fn is_positive_definite(&self) -> bool {
+        let Precision { aa, ab, bb } = *self;
+        [aa, ab, bb].iter().all(|x| x.is_finite())
+            && aa > 0.0
+            && bb > 0.0
+            && aa * bb - ab * ab > 1e-9 * aa * bb
+    }
+
+    fn det(&self) -> f64 {
+        self.aa * self.bb - self.ab * self.ab
+    }
+
+    fn inverse(&self) -> Precision {
+        let d = self.det();
+        Precision {
+            aa: self.bb / d,
+            ab: -self.ab / d,
+            bb: self.aa / d,
+        }
+    }
+
+    /// The precision of the prior widened by a drift τ²: (P⁻¹ + τ²·I)⁻¹.
+    pub fn widened(&self, tau2: f64) -> Precision {
+        let c = self.inverse();
+        Precision {
+            aa: c.aa + tau2,
+            ab: c.ab,
+            bb: c.bb + tau2,
+        }
+        .inverse()
+    }
+
+    /// ½·dᵀPd for d = (da, db).
+    fn half_quad(&self, da: f64, db: f64) -> f64 {
+        0.5 * (self.aa * da * da + 2.0 * self.ab * da * db + self.bb * db * db)
+    }
+
+    /// "prior precision [aa, ab, bb]", for notes.
+    pub fn describe(&self) -> String {
+        format!(
+            "prior precision [{:.4}, {:.4}, {:.4}]",
+            self.aa, self.ab, self.bb
+        )
+    }
+
+    /// `[aa, ab, bb]`.
+    pub fn to_json(&self) -> Value {
+        json!([self.aa, self.ab, self.bb])
+    }
+
+    /// Reads `[aa, ab, bb]`; `what` names it in errors, `fix` says what to pass instead.
+    pub fn from_json(v: &Value, what: &str, fix: &str) -> Result<Precision, String> {
+        let x: Vec<f64> = v
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default();
+        let p = match x[..] {
+            [aa, ab, bb] if v.as_array().is_some_and(|a| a.len() == 3) => Precision { aa, ab, bb },
+            _ => {
+                return Err(format!(
+                    "{what} must be an array of three numbers [aa, ab, bb] (the prior precision \
+                     of a refit over a and b), got {v}: {fix}"
+                ))
+            }
+        };
+        if !p.is_positive_definite() {
+            return Err(format!(
+                "{what} = {v} is not positive definite (aa > 0, bb > 0, aa·bb > ab²): {fix}"
+            ));
+        }
+        Ok(p)
+    }
+}
+
+/// The drifts τ² tried by [`map_platt_widened`]: 2^−12, 2^−11, …, 2^4.
+pub const DRIFTS: [f64; 17] = {
+    let mut v = [0.0; 17];
     let mut i = 0;
-    let mut x = 1.0 / 64.0;
-    while i < 19 {
+    let mut x = 1.0 / 4096.0;
+    while i < 17 {
         v[i] = x;
         x *= 2.0;
         i += 1;
@@ -20,14 +134,77 @@ pub const STRENGTHS: [f64; 19] = {
     v
 };
 
+/// The natural log of the Bayes factor above which the labels' evidence for a drift widens the
+/// prior (module doc).
+pub const WIDEN_LOG_BF: f64 = 20.0;
+
+/// The MAP (a, b) under `prior`, or under the prior widened by the drift τ² of [`DRIFTS`] with
+/// the most evidence when that beats the unwidened prior's by more than [`WIDEN_LOG_BF`]
+/// (module doc); with the τ² used (`None`: not widened).
+pub fn map_platt_widened(
+    scores: &[f64],
+    labels: &[bool],
+    theta0: (f64, f64),
+    prior: Precision,
+) -> Result<((f64, f64), Option<f64>), String> {
+    let theta = map_platt(scores, labels, theta0, prior)?;
+    let base = log_evidence(scores, labels, theta0, prior, theta);
+    let mut best: Option<(f64, f64, (f64, f64))> = None; // (evidence, τ², θ)
+    for &tau2 in &DRIFTS {
+        let p = prior.widened(tau2);
+        if !p.is_positive_definite() {
+            continue;
+        }
+        let t = map_platt(scores, labels, theta0, p)?;
+        let e = log_evidence(scores, labels, theta0, p, t);
+        if best.is_none_or(|(b, _, _)| e > b) {
+            best = Some((e, tau2, t));
+        }
+    }
+    Ok(match best {
+        Some((e, tau2, t)) if e - base > WIDEN_LOG_BF => (t, Some(tau2)),
+        _ => (theta, None),
+    })
+}
+
+/// The Laplace approximation of the log evidence ln ∫ L(θ)·N(θ; θ₀, P⁻¹) dθ of the labels
+/// under the prior, at its MAP `theta`: −F(θ̂) + ½·ln|P| − ½·ln|H_F(θ̂)|, F the objective of the
+/// module doc and H_F its Hessian.
+fn log_evidence(
+    scores: &[f64],
+    labels: &[bool],
+    theta0: (f64, f64),
+    prior: Precision,
+    (a, b): (f64, f64),
+) -> f64 {
+    let targets = platt_targets(labels);
+    let mut f = prior.half_quad(a - theta0.0, b - theta0.1);
+    let mut h = prior;
+    for (&s, &t) in scores.iter().zip(&targets) {
+        let z = a * s + b;
+        f += (1.0 - t) * z + softplus(-z);
+        let p = sigmoid(z);
+        let w = p * (1.0 - p);
+        h.aa += w * s * s;
+        h.ab += w * s;
+        h.bb += w;
+    }
+    -f + 0.5 * prior.det().ln() - 0.5 * h.det().ln()
+}
+
 /// The MAP (a, b) (module doc) for the smoothed targets of `labels` at `scores`, prior centre
-/// `theta0`, strength `lambda` > 0. Newton's method with backtracking on F.
+/// `theta0`, precision `prior` (positive definite). Newton's method with backtracking on F.
 pub fn map_platt(
     scores: &[f64],
     labels: &[bool],
     theta0: (f64, f64),
-    lambda: f64,
+    prior: Precision,
 ) -> Result<(f64, f64), String> {
+    if !prior.is_positive_definite() {
+        return Err(format!(
+            "internal error: the refit's prior precision {prior:?} is not positive definite"
+        ));
+    }
     let targets = platt_targets(labels);
     let (a0, b0) = theta0;
     let loss = |a: f64, b: f64| -> f64 {
@@ -39,13 +216,15 @@ pub fn map_platt(
                 (1.0 - t) * z + softplus(-z)
             })
             .sum();
-        nll + 0.5 * lambda * ((a - a0).powi(2) + (b - b0).powi(2))
+        nll + prior.half_quad(a - a0, b - b0)
     };
     let (mut a, mut b) = theta0;
     let mut f = loss(a, b);
     for _ in 0..200 {
-        let (mut ga, mut gb) = (lambda * (a - a0), lambda * (b - b0));
-        let (mut haa, mut hab, mut hbb) = (lambda, 0.0, lambda);
+        let (da0, db0) = (a - a0, b - b0);
+        let mut ga = prior.aa * da0 + prior.ab * db0;
+        let mut gb = prior.ab * da0 + prior.bb * db0;
+        let (mut haa, mut hab, mut hbb) = (prior.aa, prior.ab, prior.bb);
         for (&s, &t) in scores.iter().zip(&targets) {
             let p = sigmoid(a * s + b);
             let w = p * (1.0 - p);
@@ -55,7 +234,7 @@ pub fn map_platt(
             hab += w * s;
             hbb += w;
         }
-        let scale = 1.0 + lambda + scores.len() as f64;
+        let scale = 1.0 + prior.aa.max(prior.bb) + scores.len() as f64;
         if ga.abs() < 1e-12 * scale && gb.abs() < 1e-12 * scale {
             break;
         }
@@ -92,72 +271,6 @@ pub fn map_platt(
     }
 }
 
-/// Log loss Σ −[y ln p + (1 − y) ln(1 − p)] of σ(a·s + b) on 0/1 labels.
-fn log_loss(scores: &[f64], labels: &[bool], (a, b): (f64, f64)) -> f64 {
-    scores
-        .iter()
-        .zip(labels)
-        .map(|(&s, &l)| {
-            let z = a * s + b;
-            if l {
-                softplus(-z)
-            } else {
-                softplus(z)
-            }
-        })
-        .sum()
-}
-
 pub(super) fn both_classes(labels: &[bool]) -> bool {
     labels.iter().any(|&l| l) && labels.iter().any(|&l| !l)
-}
-
-/// One round of [`choose_strength`]: the prior centre, the training half and the held-out half
-/// (row ranges).
-type Round = ((f64, f64), (usize, usize), (usize, usize));
-
-/// λ for refits from a Platt model fitted on (`scores`, `labels`), by the cross-validation of the
-/// module doc; `None` when no fold can be played through (too few rows, or every fold's other
-/// folds or halves of one class).
-pub fn choose_strength(scores: &[f64], labels: &[bool]) -> Option<f64> {
-    let n = scores.len();
-    if n < 4 * FOLDS {
-        return None;
-    }
-    let mut rounds: Vec<Round> = Vec::new();
-    for f in 0..FOLDS {
-        let (lo, hi) = (f * n / FOLDS, (f + 1) * n / FOLDS);
-        let rest_s: Vec<f64> = [&scores[..lo], &scores[hi..]].concat();
-        let rest_l: Vec<bool> = [&labels[..lo], &labels[hi..]].concat();
-        if !both_classes(&rest_l) {
-            continue;
-        }
-        let Ok(theta0) = fit_platt(&rest_s, &rest_l) else {
-            continue;
-        };
-        let mid = (lo + hi) / 2;
-        for (train, held) in [((lo, mid), (mid, hi)), ((mid, hi), (lo, mid))] {
-            if train.1 > train.0 && held.1 > held.0 {
-                rounds.push((theta0, train, held));
-            }
-        }
-    }
-    if rounds.is_empty() {
-        return None;
-    }
-    let mut best: Option<(f64, f64)> = None; // (loss, λ)
-    for &lambda in &STRENGTHS {
-        let mut total = 0.0;
-        for &(theta0, (t0, t1), (h0, h1)) in &rounds {
-            let theta = match map_platt(&scores[t0..t1], &labels[t0..t1], theta0, lambda) {
-                Ok(t) => t,
-                Err(_) => theta0,
-            };
-            total += log_loss(&scores[h0..h1], &labels[h0..h1], theta);
-        }
-        if best.is_none_or(|(l, _)| total < l) {
-            best = Some((total, lambda));
-        }
-    }
-    best.map(|(_, l)| l)
 }

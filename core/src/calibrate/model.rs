@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::fit::{check_training, fit_isotonic, fit_platt, interpolate, shift, sigmoid};
-use super::map_platt::choose_strength;
+use super::map_platt::Precision;
 use super::records::{FittedOn, Prior, Refit};
 use crate::json::type_name;
 
@@ -64,9 +64,10 @@ pub struct Calibration {
     /// A prior-shift adaptation ([`adapt`](super::adapt)): probabilities are re-weighted from the
     /// training base rate to the target's (unless the guard refused it, [`guard`](super::guard)).
     pub prior: Option<Prior>,
-    /// Platt: λ for a refit with this model as the prior ([`refit`](super::refit)), chosen by
-    /// cross-validation on the data it was fitted on; `None` when not recorded.
-    pub refit_strength: Option<f64>,
+    /// Platt: the prior precision of a refit with this model as the prior
+    /// ([`refit`](super::refit)): the fit's Fisher information on the data it was fitted on, or
+    /// λ·I from a hand-set `refit_strength`; `None` when not recorded.
+    pub refit_precision: Option<Precision>,
     /// What a refitted model started from ([`refit`](super::refit)).
     pub refit: Option<Refit>,
 }
@@ -81,10 +82,10 @@ impl Calibration {
         score: &str,
     ) -> Result<Calibration, String> {
         let positives = check_training(scores, labels, score)?;
-        let (model, refit_strength) = match method {
+        let (model, refit_precision) = match method {
             Method::Platt => {
                 let (a, b) = fit_platt(scores, labels)?;
-                (Model::Platt { a, b }, choose_strength(scores, labels))
+                (Model::Platt { a, b }, Precision::of_fit(scores, (a, b)))
             }
             Method::Isotonic => {
                 let (x, y) = fit_isotonic(scores, labels);
@@ -97,7 +98,7 @@ impl Calibration {
             positives,
             fitted_on: None,
             prior: None,
-            refit_strength,
+            refit_precision,
             refit: None,
         })
     }
@@ -152,8 +153,8 @@ impl Calibration {
         if let Some(p) = &self.prior {
             o.insert("prior".into(), p.to_json());
         }
-        if let Some(l) = self.refit_strength {
-            o.insert("refit_strength".into(), json!(l));
+        if let Some(p) = &self.refit_precision {
+            o.insert("refit_precision".into(), p.to_json());
         }
         if let Some(r) = &self.refit {
             o.insert("refit".into(), r.to_json());
@@ -206,14 +207,19 @@ impl Calibration {
             None | Some(Value::Null) => None,
             Some(v) => Some(Prior::from_json(v, &format!("{what}.prior"))?),
         };
-        let refit_strength = match o.get("refit_strength") {
-            None | Some(Value::Null) => None,
-            Some(v) => match v.as_f64() {
-                Some(x) if x > 0.0 && x.is_finite() => Some(x),
+        let refit_precision = match (o.get("refit_precision"), o.get("refit_strength")) {
+            (Some(v), _) if !v.is_null() => Some(Precision::from_json(
+                v,
+                &format!("{what}.refit_precision"),
+                MODEL_FIX,
+            )?),
+            (_, None | Some(Value::Null)) => None,
+            (_, Some(v)) => match v.as_f64() {
+                Some(x) if x > 0.0 && x.is_finite() => Some(Precision::isotropic(x)),
                 _ => {
                     return Err(format!(
-                        "{what}.refit_strength must be a positive number (the prior strength λ \
-                         of a refit), got {v}: {MODEL_FIX}"
+                        "{what}.refit_strength must be a positive number (λ of a refit's prior \
+                         N(θ, I/λ)), got {v}: {MODEL_FIX}"
                     ))
                 }
             },
@@ -228,7 +234,7 @@ impl Calibration {
             positives,
             fitted_on,
             prior,
-            refit_strength,
+            refit_precision,
             refit,
         })
     }
@@ -259,6 +265,7 @@ fn method_of(o: &Map<String, Value>, what: &str) -> Result<Method, String> {
             "positives",
             "fitted_on",
             "prior",
+            "refit_precision",
             "refit_strength",
             "refit",
         ],

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::map_platt::Precision;
 use crate::json::type_name;
 use crate::score::premise::Premise;
 
@@ -231,30 +232,85 @@ pub struct Check {
     /// ECE of the model unadapted, and adapted, on them.
     pub ece_unadapted: f64,
     pub ece_adapted: f64,
+    /// Mean log loss unadapted and adapted, and the standard error of their mean difference
+    /// (what the guard decides on; `None` in checks recorded before it did).
+    pub log_loss: Option<LogLossCheck>,
 }
 
+/// The guard's log-loss comparison ([`super::guard`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogLossCheck {
+    pub unadapted: f64,
+    pub adapted: f64,
+    pub se: f64,
+}
+
+const CHECK_KEYS: [&str; 6] = [
+    "labelled",
+    "ece_unadapted",
+    "ece_adapted",
+    "log_loss_unadapted",
+    "log_loss_adapted",
+    "log_loss_se",
+];
+
 impl Check {
-    pub fn to_json(&self) -> Value {
-        json!({"labelled": self.labelled, "ece_unadapted": self.ece_unadapted,
-               "ece_adapted": self.ece_adapted})
+    /// "the mean log loss goes from … to … (standard error of the change …) and the ECE from …
+    /// to …", for notes.
+    pub fn describe(&self) -> String {
+        match self.log_loss {
+            Some(l) => format!(
+                "the mean log loss goes from {:.3} to {:.3} (standard error of the change {:.3}) \
+                 and the ECE from {:.3} to {:.3}",
+                l.unadapted, l.adapted, l.se, self.ece_unadapted, self.ece_adapted
+            ),
+            None => format!(
+                "the ECE goes from {:.3} to {:.3}",
+                self.ece_unadapted, self.ece_adapted
+            ),
+        }
     }
 
-    /// Reads `{"labelled":…,"ece_unadapted":…,"ece_adapted":…}` (`what` names it).
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({"labelled": self.labelled, "ece_unadapted": self.ece_unadapted,
+               "ece_adapted": self.ece_adapted});
+        if let Some(l) = self.log_loss {
+            v["log_loss_unadapted"] = json!(l.unadapted);
+            v["log_loss_adapted"] = json!(l.adapted);
+            v["log_loss_se"] = json!(l.se);
+        }
+        v
+    }
+
+    /// Reads `{"labelled":…,"ece_unadapted":…,"ece_adapted":…[,"log_loss_unadapted":…,
+    /// "log_loss_adapted":…,"log_loss_se":…]}` (`what` names it).
     pub fn from_json(v: &Value, what: &str) -> Result<Check, String> {
         let fix = "pass the JSON that uq_adapt_calibration returns";
         let o = v
             .as_object()
             .ok_or_else(|| format!("{what} must be a JSON object, got {}: {fix}", type_name(v)))?;
-        let keys = ["labelled", "ece_unadapted", "ece_adapted"];
-        if let Some(k) = o.keys().find(|k| !keys.contains(&k.as_str())) {
+        if let Some(k) = o.keys().find(|k| !CHECK_KEYS.contains(&k.as_str())) {
             return Err(format!(
                 "{what} has unknown key {k:?}: its keys are {}",
-                keys.join(", ")
+                CHECK_KEYS.join(", ")
             ));
         }
         let ece = |k: &str| match o.get(k).and_then(Value::as_f64) {
             Some(x) if (0.0..=1.0).contains(&x) => Ok(x),
             _ => Err(format!("{what}.{k} must be an ECE in [0, 1]: {fix}")),
+        };
+        let loss = |k: &str| match o.get(k).and_then(Value::as_f64) {
+            Some(x) if x >= 0.0 && x.is_finite() => Ok(x),
+            _ => Err(format!("{what}.{k} must be a non-negative number: {fix}")),
+        };
+        let log_loss = if CHECK_KEYS[3..].iter().any(|k| o.contains_key(*k)) {
+            Some(LogLossCheck {
+                unadapted: loss("log_loss_unadapted")?,
+                adapted: loss("log_loss_adapted")?,
+                se: loss("log_loss_se")?,
+            })
+        } else {
+            None
         };
         Ok(Check {
             labelled: o
@@ -264,12 +320,13 @@ impl Check {
                 as usize,
             ece_unadapted: ece("ece_unadapted")?,
             ece_adapted: ece("ece_adapted")?,
+            log_loss,
         })
     }
 }
 
 /// What a refitted model started from: the old model's parameters and counts, the prior
-/// strength λ and the number of target labels (`"refit"` in the model JSON).
+/// precision and the number of target labels (`"refit"` in the model JSON).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refit {
     /// θ₀ = (a, b), the centre: the old model's parameters, its intercept shifted by its
@@ -283,17 +340,31 @@ pub struct Refit {
     pub positives: usize,
     /// The old model's `fitted_on`, as JSON (`None`: not recorded).
     pub fitted_on: Option<Value>,
-    /// λ used.
-    pub strength: f64,
+    /// The prior precision recorded in the old model.
+    pub precision: Precision,
+    /// The drift τ² the prior was widened by, when the labels called for it.
+    pub drift: Option<f64>,
     /// The target labels refitted on (k; the new model's `n`).
     pub target_labels: usize,
 }
 
 /// The keys of `"refit"`.
-const REFIT_KEYS: [&str; 3] = ["prior", "strength", "target_labels"];
+const REFIT_KEYS: [&str; 5] = ["prior", "precision", "drift", "strength", "target_labels"];
 const REFIT_PRIOR_KEYS: [&str; 6] = ["a", "b", "n", "positives", "fitted_on", "adaptation"];
 
 impl Refit {
+    /// The prior's precision, and its widening when there was one, for notes.
+    pub fn describe_prior(&self) -> String {
+        match self.drift {
+            None => self.precision.describe(),
+            Some(d) => format!(
+                "{}, widened by a drift τ² = {d} (the labels show these answers differ from the \
+                 old ones more than the old fit allows)",
+                self.precision.describe()
+            ),
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         let mut prior = Map::new();
         prior.insert("a".into(), json!(self.a));
@@ -306,11 +377,17 @@ impl Refit {
         if let Some(p) = &self.adaptation {
             prior.insert("adaptation".into(), p.clone());
         }
-        json!({"prior": prior, "strength": self.strength, "target_labels": self.target_labels})
+        let mut v = json!({"prior": prior, "precision": self.precision.to_json(),
+               "target_labels": self.target_labels});
+        if let Some(d) = self.drift {
+            v["drift"] = json!(d);
+        }
+        v
     }
 
-    /// Reads `{"prior":{"a":…,"b":…,"n":…,"positives":…[,"fitted_on":…]},"strength":…,
-    /// "target_labels":…}` (`what` names it in errors).
+    /// Reads `{"prior":{"a":…,"b":…,"n":…,"positives":…[,"fitted_on":…]},"precision":[…],
+    /// "target_labels":…}` (`what` names it in errors; `"strength": λ`, as refits recorded it
+    /// before, reads as λ·I).
     pub fn from_json(v: &Value, what: &str) -> Result<Refit, String> {
         let fix = "pass the JSON that uq_refit_calibration returns, or drop \"refit\"";
         let o = v
@@ -322,13 +399,25 @@ impl Refit {
                 REFIT_KEYS.join(", ")
             ));
         }
-        let strength = match o.get("strength").and_then(Value::as_f64) {
-            Some(x) if x > 0.0 && x.is_finite() => x,
+        let precision = match (
+            o.get("precision"),
+            o.get("strength").and_then(Value::as_f64),
+        ) {
+            (Some(v), _) => Precision::from_json(v, &format!("{what}.precision"), fix)?,
+            (None, Some(x)) if x > 0.0 && x.is_finite() => Precision::isotropic(x),
             _ => {
                 return Err(format!(
-                    "{what}.strength must be a positive number (the prior strength λ): {fix}"
+                    "{what}.precision must be an array of three numbers [aa, ab, bb] (the prior \
+                     precision): {fix}"
                 ))
             }
+        };
+        let drift = match o.get("drift") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(x) if x > 0.0 && x.is_finite() => Some(x),
+                _ => return Err(format!("{what}.drift must be a positive number: {fix}")),
+            },
         };
         let p = match o.get("prior") {
             Some(Value::Object(p)) => p,
@@ -362,7 +451,8 @@ impl Refit {
             positives: count("positives")?,
             fitted_on: p.get("fitted_on").filter(|f| !f.is_null()).cloned(),
             adaptation: p.get("adaptation").filter(|f| !f.is_null()).cloned(),
-            strength,
+            precision,
+            drift,
             target_labels,
         })
     }

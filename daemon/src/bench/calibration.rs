@@ -29,7 +29,8 @@
 //!   labelled answers of the test file buy: the old Platt model, adapted, adapted with the guard,
 //!   Platt on the K answers alone and the refit with the old model as the prior, over seeded
 //!   random draws ([`super::refit`]); the summary adds the refit target
-//!   (`target_labels_met_refit`, `target_labels_met_refit_guarded`).
+//!   (`target_labels_met_refit`, `target_labels_met_refit_adapted`,
+//!   `target_labels_met_refit_guarded`).
 //!
 //! Prints one JSON object per line; progress goes to stderr. No LLM call is made.
 
@@ -184,6 +185,8 @@ pub fn calibration(
             "target_labels": refit_target,
             "target_labels_met_refit": (refit_target.len() == 2)
                 .then(|| refit_target.iter().all(|t| t["met_refit"] == json!(true))),
+            "target_labels_met_refit_adapted": (refit_target.len() == 2)
+                .then(|| refit_target.iter().all(|t| t["met_refit_adapted"] == json!(true))),
             "target_labels_met_refit_guarded": (refit_target.len() == 2)
                 .then(|| refit_target.iter().all(|t| t["met_refit_guarded"] == json!(true))),
         })

@@ -10,9 +10,11 @@
 //!   share of draws where it was);
 //! * `platt_k`: Platt fitted on the K answers' labels alone;
 //! * `refit`: the old model refitted on the K answers' labels with itself as the prior (MAP,
-//!   `uq_core::calibrate::refit`, λ = the old model's `refit_strength`), and `refit_guarded`:
-//!   the same from the guarded adaptation (centred on the adapted map when the guard let it
-//!   through, on the old model when it refused).
+//!   `uq_core::calibrate::refit`, the prior's precision the old model's `refit_precision`);
+//!   `refit_adapted`: the same from the adaptation (centred on the adapted map), and
+//!   `refit_guarded`: from the guarded adaptation (centred on the adapted map when the guard let
+//!   it through, on the old model when it refused), what a job with both options does;
+//!   `widened`: the share of draws whose `refit_guarded` widened its prior.
 //!
 //! K = 0 is one draw (nothing labelled: `old` and `adapted` only). A draw whose K answers hold
 //! labels of one class has no `platt_k` or `refit` (counted in `*_failed`); means are over the
@@ -104,8 +106,8 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
             ));
         }
         let (mut f_old, mut f_ada, mut f_guard, mut f_k) = Default::default();
-        let (mut f_refit, mut f_refit_g) = Default::default();
-        let (mut refused, mut checked) = (0usize, 0usize);
+        let (mut f_refit, mut f_refit_a, mut f_refit_g) = Default::default();
+        let (mut refused, mut checked, mut widened) = (0usize, 0usize, 0usize);
         let mut rng = Rng(d.seed ^ (k as u64).wrapping_mul(0x9E37_79B9));
         let mut order = ids.clone();
         let draws = if k == 0 { 1 } else { d.draws };
@@ -150,13 +152,20 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
                 Ok(c) => Figures::push(&mut f_refit, &map(&c), &el),
                 Err(_) => f_refit.failed += 1,
             }
+            match adapted.as_ref().map(|a| a.refit(&ks, &kl, &what, "score")) {
+                Some(Ok(c)) => Figures::push(&mut f_refit_a, &map(&c), &el),
+                _ => f_refit_a.failed += 1,
+            }
             // from the guarded adaptation (the old model itself when adapting failed)
             match guarded
                 .as_ref()
                 .unwrap_or(&old)
                 .refit(&ks, &kl, &what, "score")
             {
-                Ok(c) => Figures::push(&mut f_refit_g, &map(&c), &el),
+                Ok(c) => {
+                    widened += usize::from(c.refit.as_ref().is_some_and(|r| r.drift.is_some()));
+                    Figures::push(&mut f_refit_g, &map(&c), &el)
+                }
                 Err(_) => f_refit_g.failed += 1,
             }
         }
@@ -167,7 +176,7 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
             "test": test.name,
             "draws": draws,
             "seed": d.seed,
-            "refit_strength": old.refit_strength,
+            "refit_precision": old.refit_precision.map(|p| p.to_json()),
             "prior_adapted": adapted.as_ref().and_then(|a| a.prior.as_ref()).map(|p| round(p.target)),
         });
         f_old.write(&mut line, "old");
@@ -177,7 +186,9 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
             line["refused"] = json!((checked > 0).then(|| round(refused as f64 / checked as f64)));
             f_k.write(&mut line, "platt_k");
             f_refit.write(&mut line, "refit");
+            f_refit_a.write(&mut line, "refit_adapted");
             f_refit_g.write(&mut line, "refit_guarded");
+            line["widened"] = json!(round(widened as f64 / draws as f64));
         }
         out.push(line);
     }
@@ -197,7 +208,9 @@ pub fn target(line: &Value) -> Option<Value> {
     Some(
         json!({"fit": line["fit"], "test": line["test"], "ece_old": line["ece_old"],
         "ece_platt_k": line["ece_platt_k"], "ece_refit": line["ece_refit"],
+        "ece_refit_adapted": line["ece_refit_adapted"],
         "ece_refit_guarded": line["ece_refit_guarded"], "met_refit": met("ece_refit"),
+        "met_refit_adapted": met("ece_refit_adapted"),
         "met_refit_guarded": met("ece_refit_guarded")}),
     )
 }

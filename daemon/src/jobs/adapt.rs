@@ -79,13 +79,13 @@ pub fn finish_calibration(
                         let rf = r.refit.as_ref();
                         notes.push(format!(
                             "calibration.{} refitted on {group} (refit \"{}\"): {} labelled \
-                             units ({} labelled 1), prior strength λ = {}, from the model{} \
+                             units ({} labelled 1), {}, from the model{} \
                              fitted on {} units",
                             scorer.name(),
                             refit.as_str(),
                             r.n,
                             r.positives,
-                            rf.map_or(0.0, |x| x.strength),
+                            rf.map_or_else(String::new, |x| x.describe_prior()),
                             if rf.is_some_and(|x| x.adaptation.is_some()) {
                                 " adapted to these answers,"
                             } else {
@@ -142,21 +142,19 @@ fn adapt_note(
         ),
         (Some(c), true) => format!(
             "calibration.{scorer} adapted to {group} (adapt \"{}\"): {estimate}; on its {} \
-             labelled units the ECE goes from {:.3} to {:.3}",
+             labelled units {}",
             adapt.as_str(),
             c.labelled,
-            c.ece_unadapted,
-            c.ece_adapted
+            c.describe()
         ),
         (Some(c), false) => format!(
             "calibration.{scorer} not adapted to {group} (adapt \"{}\", refused: its \
              calibrated scores are the unadapted model's): {estimate}, but on its {} labelled \
-             units adapting raises the ECE from {:.3} to {:.3}; the change between these answers \
-             is not a change of base rate alone: refit on the labels (calibration.refit)",
+             units adapting is worse: {}; the change between these answers is not a change of \
+             base rate alone: refit on the labels (calibration.refit)",
             adapt.as_str(),
             c.labelled,
-            c.ece_unadapted,
-            c.ece_adapted
+            c.describe()
         ),
     })
 }

@@ -322,8 +322,11 @@ impl RefitCalibration {
         if let Some(rf) = &c.refit {
             notes.push(format!(
                 "{REFIT}: refitted on {} target labels ({} labelled 1) from a prior fitted on \
-                 {} units, prior strength λ = {}",
-                rf.target_labels, c.positives, rf.n, rf.strength
+                 {} units, {}",
+                rf.target_labels,
+                c.positives,
+                rf.n,
+                rf.describe_prior()
             ));
         }
         client::set_last_notes(&notes);

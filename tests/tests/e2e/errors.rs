@@ -450,7 +450,7 @@ fn calibration_and_ensemble_arguments() {
         ),
     );
     case(
-        "uq_refit_calibration: a prior model without refit_strength",
+        "uq_refit_calibration: a prior model without refit_precision",
         format!("{t} SELECT uq_refit_calibration(s, l, {prior}) FROM t;"),
     );
     case(
@@ -471,6 +471,18 @@ fn calibration_and_ensemble_arguments() {
         "uq_refit_calibration: refit_strength 0",
         format!(
             r#"{t} SELECT uq_refit_calibration(s, l, '{{"method":"platt","a":4,"b":-2,"refit_strength":0}}') FROM t;"#
+        ),
+    );
+    case(
+        "uq_refit_calibration: refit_precision not positive definite",
+        format!(
+            r#"{t} SELECT uq_refit_calibration(s, l, '{{"method":"platt","a":4,"b":-2,"refit_precision":[1,3,1]}}') FROM t;"#
+        ),
+    );
+    case(
+        "uq_refit_calibration: refit_precision not three numbers",
+        format!(
+            r#"{t} SELECT uq_refit_calibration(s, l, '{{"method":"platt","a":4,"b":-2,"refit_precision":[1,0]}}') FROM t;"#
         ),
     );
     case(
@@ -931,7 +943,7 @@ fn job_arguments() {
             r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"calibration":{"entailment":{"method":"platt","a":4,"b":-2,"refit_strength":8},"refit":"job"}}');"#,
         ),
         (
-            "uq_score_table: calibration.refit, a model without refit_strength",
+            "uq_score_table: calibration.refit, a model without refit_precision",
             r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"grade":true,"reference_column":"answer","calibration":{"entailment":{"method":"platt","a":4,"b":-2},"refit":"job"}}');"#,
         ),
         (

@@ -1,7 +1,7 @@
 //! Calibration for a new LLM from a handful of its labels, through the real extension and
 //! daemon: `uq_refit_calibration` (MAP with the old model as a Gaussian prior) against a MAP fit
 //! written independently in plain Python, the guard on `uq_adapt_calibration` given labels (its
-//! ECE figures recomputed in Python), and jobs with `calibration.refit` and a guarded
+//! log-loss and ECE figures recomputed in Python), and jobs with `calibration.refit` and a guarded
 //! `calibration.adapt` whose stored calibrated scores are recomputed from the stored raw scores
 //! and labels. Bad input is pinned in tests/golden/errors/calibration.txt and jobs.txt.
 
@@ -18,12 +18,20 @@ import random
 def targets(labels):
     npos = sum(labels); nneg = len(labels) - npos
     return [(npos + 1) / (npos + 2) if l else 1 / (nneg + 2) for l in labels]
-def map_fit(s, labels, a0, b0, lam):
+def fisher(s, a, b):
+    aa = ab = bb = 0.0
+    for x in s:
+        p = platt(a, b, x); w = p * (1 - p)
+        aa += w * x * x; ab += w * x; bb += w
+    return (aa, ab, bb)
+def map_fit(s, labels, a0, b0, P):
+    paa, pab, pbb = P
     t = targets(labels)
     a, b = a0, b0
     for _ in range(100):
-        ga, gb = lam * (a - a0), lam * (b - b0)
-        haa, hab, hbb = lam, 0.0, lam
+        da, db = a - a0, b - b0
+        ga, gb = paa * da + pab * db, pab * da + pbb * db
+        haa, hab, hbb = paa, pab, pbb
         for x, ti in zip(s, t):
             p = platt(a, b, x)
             w = p * (1 - p)
@@ -33,6 +41,51 @@ def map_fit(s, labels, a0, b0, lam):
         a -= (hbb * ga - hab * gb) / det
         b -= (haa * gb - hab * ga) / det
     return a, b
+def softplus(z):
+    return max(z, 0.0) + math.log1p(math.exp(-abs(z)))
+def evidence(s, labels, a0, b0, P, a, b):
+    # Laplace: -F(MAP) + ln|P|/2 - ln|H|/2
+    paa, pab, pbb = P
+    da, db = a - a0, b - b0
+    f = 0.5 * (paa * da * da + 2 * pab * da * db + pbb * db * db)
+    haa, hab, hbb = paa, pab, pbb
+    for x, ti in zip(s, targets(labels)):
+        z = a * x + b
+        f += (1 - ti) * z + softplus(-z)
+        p = platt(a, b, x); w = p * (1 - p)
+        haa += w * x * x; hab += w * x; hbb += w
+    return -f + 0.5 * math.log(paa * pbb - pab * pab) - 0.5 * math.log(haa * hbb - hab * hab)
+def widen(P, tau2):
+    paa, pab, pbb = P
+    d = paa * pbb - pab * pab
+    caa, cab, cbb = pbb / d + tau2, -pab / d, paa / d + tau2
+    d2 = caa * cbb - cab * cab
+    return (cbb / d2, -cab / d2, caa / d2)
+def refit_map(s, labels, a0, b0, P):
+    """(a, b, drift): the MAP under P, or under P widened by the drift with the most evidence
+    when its log Bayes factor over P exceeds 20."""
+    a, b = map_fit(s, labels, a0, b0, P)
+    base = evidence(s, labels, a0, b0, P, a, b)
+    best = None
+    for j in range(-12, 5):
+        Q = widen(P, 2.0 ** j)
+        a2, b2 = map_fit(s, labels, a0, b0, Q)
+        e = evidence(s, labels, a0, b0, Q, a2, b2)
+        if best is None or e > best[0]:
+            best = (e, 2.0 ** j, a2, b2)
+    if best[0] - base > 20:
+        return best[2], best[3], best[1]
+    return a, b, None
+def log_loss(p, l):
+    p = min(max(p, 1e-12), 1 - 1e-12)
+    return -math.log(p if l else 1 - p)
+def guard(before, after, labels):
+    """True when the guard lets the adaptation through: the mean log-loss change is at most two
+    standard errors (+1e-9)."""
+    d = [log_loss(q, l) - log_loss(p, l) for p, q, l in zip(before, after, labels)]
+    k = len(d); md = sum(d) / k
+    se = math.sqrt(sum((x - md) ** 2 for x in d) / (k - 1) / k) if k > 1 else 0.0
+    return md <= 2 * se + 1e-9
 def ece(p, labels):
     bins = {}
     for x, l in zip(p, labels):
@@ -75,12 +128,15 @@ def rows(grp, k):
     return conn.execute("SELECT s, l FROM target WHERE grp = ? AND k = ? ORDER BY rowid", (grp, k)).fetchall()
 "#;
 
-/// `uq_refit_calibration` per group (GROUP BY): the new (a, b) is the MAP of Python's Newton with
-/// the old model's (a, b) as the centre and its `refit_strength` as λ; the model records the
-/// prior, λ, the number of target labels and `fitted_on` (the prior's, or argument 4); on the
-/// held-out units of the shifted group the refit's ECE is far below the old model's and within
-/// 0.03 of a Platt fit on those very units; refitted from the adapted model, the centre is the
-/// adapted map. `uq_debug()` says what the refit started from.
+/// `uq_refit_calibration` per group (GROUP BY): the fitted model records its Fisher information
+/// as `refit_precision` (recomputed in Python); the new (a, b) is the MAP of Python's Newton with
+/// the old model's (a, b) as the centre and that precision, widened by the drift with the most
+/// Laplace evidence when its log Bayes factor exceeds 20 (both groups move far enough from the
+/// old answers to widen it); the model records the prior, its precision, the drift, the number of
+/// target labels and `fitted_on` (the prior's, or argument 4); on the held-out units of the
+/// shifted group the refit's ECE is far below the old model's and within 0.03 of a Platt fit on
+/// those very units; refitted from the adapted model, the centre is the adapted map.
+/// `uq_debug()` says what the refit started from.
 #[test]
 fn refit_aggregate_matches_an_independent_map_fit_and_recovers_a_shift() {
     let sb = Sandbox::new("refit-sql");
@@ -90,21 +146,23 @@ fn refit_aggregate_matches_an_independent_map_fit_and_recovers_a_shift() {
 {py}
 {PY_DATA}
 problems = []
-lam = m.get("refit_strength")
-if lam is None or not any(lam == 2.0 ** j for j in range(-6, 13)):
-    problems.append(("refit_strength", m))
+fit_rows = conn.execute("SELECT s FROM fit").fetchall()
+lam = fisher([x for (x,) in fit_rows], m["a"], m["b"])
+if not all(close(x, y, 1e-9 * (1 + abs(y))) for x, y in zip(m.get("refit_precision", []), lam)) or len(m.get("refit_precision", [])) != 3:
+    problems.append(("refit_precision", m, lam))
+lam = tuple(m["refit_precision"])
 out = {{}}
 for grp, refit in conn.execute("SELECT grp, uq_refit_calibration(s, CASE WHEN k THEN l END, ?) FROM target GROUP BY grp ORDER BY grp", (model,)):
     r = json.loads(refit)
     ks = rows(grp, 1)
-    a, b = map_fit([s for s, _ in ks], [l for _, l in ks], m["a"], m["b"], lam)
-    if not close(r["a"], a, 1e-8) or not close(r["b"], b, 1e-8):
-        problems.append(("map", grp, r["a"], r["b"], a, b))
+    a, b, drift = refit_map([s for s, _ in ks], [l for _, l in ks], m["a"], m["b"], lam)
+    if not close(r["a"], a, 1e-8) or not close(r["b"], b, 1e-8) or r["refit"].get("drift") != drift or drift is None:
+        problems.append(("map", grp, r["a"], r["b"], r["refit"].get("drift"), a, b, drift))
     # (numbers read back from JSON: equal to rounding)
     rp = r["refit"]["prior"]
     if not close(rp["a"], m["a"], 1e-12) or not close(rp["b"], m["b"], 1e-12) or (rp["n"], rp["positives"], rp["fitted_on"]) != (3000, m["positives"], {{"scorer": "entailment"}}) \
-            or set(rp) != {{"a", "b", "n", "positives", "fitted_on"}} or (r["refit"]["strength"], r["refit"]["target_labels"]) != (lam, 300) \
-            or (r["n"], r["positives"]) != (300, sum(l for _, l in ks)) or r["fitted_on"] != {{"scorer": "entailment"}} or r["refit_strength"] != lam:
+            or set(rp) != {{"a", "b", "n", "positives", "fitted_on"}} or not all(close(x, y, 1e-12 * y) for x, y in zip(r["refit"]["precision"] + r["refit_precision"], lam + lam)) or r["refit"]["target_labels"] != 300 \
+            or (r["n"], r["positives"]) != (300, sum(l for _, l in ks)) or r["fitted_on"] != {{"scorer": "entailment"}}:
         problems.append(("record", grp, r))
     held = rows(grp, 0)
     oracle = conn.execute("SELECT uq_fit_calibration(s, l) FROM target WHERE grp = ? AND k = 0", (grp,)).fetchone()[0]
@@ -127,12 +185,12 @@ p = json.loads(adapted)["prior"]
 ra = json.loads(conn.execute("SELECT uq_refit_calibration(s, l, ?) FROM target WHERE grp = 'rate' AND k = 1", (adapted,)).fetchone()[0])
 centre = m["b"] + logit(p["target"]) - logit(p["train"])
 ks = rows("rate", 1)
-a, b = map_fit([s for s, _ in ks], [l for _, l in ks], m["a"], centre, lam)
+a, b, _ = refit_map([s for s, _ in ks], [l for _, l in ks], m["a"], centre, lam)
 pa = ra["refit"]["prior"].get("adaptation", {{}})
 if not close(ra["a"], a, 1e-8) or not close(ra["b"], b, 1e-8) or not close(ra["refit"]["prior"]["b"], centre, 1e-12) \
         or not close(pa.get("target"), p["target"], 1e-12) or not close(pa.get("train"), p["train"], 1e-12) or "prior" in ra:
     problems.append(("from adapted", ra, a, b, centre))
-print(json.dumps(dict(problems=problems, out=out, note=note, lam=lam)))
+print(json.dumps(dict(problems=problems, out=out, note=note)))
 "#
     );
     let out = sb.python_ok(&code);
@@ -157,7 +215,8 @@ print(json.dumps(dict(problems=problems, out=out, note=note, lam=lam)))
 
 /// `uq_adapt_calibration(score, model_json, label)`: on the shifted group, EM moves the base rate
 /// up while the truth went down, and the labelled units show it: the adaptation is kept in the
-/// model (`applied` false, with the ECE figures that Python recomputes), `uq_calibrate` maps
+/// model (`applied` false, with the log-loss and ECE figures that Python recomputes; the verdict
+/// is the log loss's, within two standard errors), `uq_calibrate` maps
 /// scores unadapted and `uq_debug()` says why. On a change of base rate alone the guard lets it
 /// through. Without labels (two arguments, or every label NULL) the model carries both base
 /// rates and no check.
@@ -179,12 +238,16 @@ for grp in ("shifted", "rate"):
     scores = [s for (s,) in conn.execute("SELECT s FROM target WHERE grp = ?", (grp,))]
     target, _ = em([platt(m["a"], m["b"], s) for s in scores], train)
     ks = rows(grp, 1)
-    before = ece([platt(m["a"], m["b"], s) for s, _ in ks], [l for _, l in ks])
-    after = ece([shift(platt(m["a"], m["b"], s), train, target) for s, _ in ks], [l for _, l in ks])
+    kl = [l for _, l in ks]
+    p0 = [platt(m["a"], m["b"], s) for s, _ in ks]
+    p1 = [shift(x, train, target) for x in p0]
+    before, after = ece(p0, kl), ece(p1, kl)
+    ll0, ll1 = mean([log_loss(x, l) for x, l in zip(p0, kl)]), mean([log_loss(x, l) for x, l in zip(p1, kl)])
     c = p.get("check", {{}})
-    if not close(p["target"], target, 1e-9) or c.get("labelled") != 300 or not close(c.get("ece_unadapted"), before) or not close(c.get("ece_adapted"), after):
-        problems.append(("check", grp, p, target, before, after))
-    if p["applied"] != (after <= before):
+    if not close(p["target"], target, 1e-9) or c.get("labelled") != 300 or not close(c.get("ece_unadapted"), before) or not close(c.get("ece_adapted"), after) \
+            or not close(c.get("log_loss_unadapted"), ll0) or not close(c.get("log_loss_adapted"), ll1) or not c.get("log_loss_se", 0) > 0:
+        problems.append(("check", grp, p, target, before, after, ll0, ll1))
+    if p["applied"] != guard(p0, p1, kl):
         problems.append(("verdict", grp, p))
     q = conn.execute("SELECT uq_calibrate(0.6, ?)", (json.dumps(g),)).fetchone()[0]
     want = shift(platt(m["a"], m["b"], 0.6), train, target) if p["applied"] else platt(m["a"], m["b"], 0.6)
@@ -209,7 +272,7 @@ print(json.dumps(dict(problems=problems, out=out, train=train)))
     );
     let note = s["note"].as_str().unwrap();
     assert!(
-        note.contains("uq_adapt_calibration: not adapted: on the 300 labelled units adapting raises the ECE from"),
+        note.contains("uq_adapt_calibration: not adapted: on the 300 labelled units adapting is worse: the mean log loss goes from"),
         "{note}"
     );
     assert_eq!(v["out"]["rate"]["applied"], true, "{v}");
@@ -270,9 +333,9 @@ for i, j in enumerate(jobs):
     if i >= 1:
         train = 0.75
         target, _ = em([platt(a, b, x) for x in s], train)
-        before = ece([platt(a, b, x) for x in s], l)
-        after = ece([shift(platt(a, b, x), train, target) for x in s], l)
-        applied = after <= before
+        before = [platt(a, b, x) for x in s]
+        after = [shift(platt(a, b, x), train, target) for x in s]
+        applied = guard(before, after, l)
         if applied:
             want_fn = lambda x: shift(platt(6.0, -3.0, x), train, target)
         else:
@@ -283,9 +346,9 @@ for i, j in enumerate(jobs):
         if applied:
             b = b + logit(target) - logit(train)
     if i != 1:
-        ra, rb = map_fit(s, l, a, b, 4.0)
+        ra, rb, drift = refit_map(s, l, a, b, (4.0, 0.0, 4.0))
         want_fn = lambda x: platt(ra, rb, x)
-        head = "calibration.entailment refitted on the job's answers (refit \"job\"): {{}} labelled units ({{}} labelled 1), prior strength λ = 4".format(len(s), sum(l))
+        head = "calibration.entailment refitted on the job's answers (refit \"job\"): {{}} labelled units ({{}} labelled 1), prior precision [4.0000, 0.0000, 4.0000]".format(len(s), sum(l))
         if head not in msg:
             problems.append(("refit message", i, msg, head))
     for (aid, x, _, c) in units:

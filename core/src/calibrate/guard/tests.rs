@@ -59,7 +59,7 @@ fn a_refused_adaptation_round_trips_and_maps_unadapted() {
     assert_eq!(c.to_json(), m);
     let note = c.prior.as_ref().unwrap().note();
     assert!(
-        note.contains("adapting raises the ECE from 0.050 to 0.090"),
+        note.contains("adapting is worse: the ECE goes from 0.050 to 0.090"),
         "{note}"
     );
     let bad = json!({"method": "platt", "a": 4.0, "b": -2.0, "n": 10, "positives": 7,

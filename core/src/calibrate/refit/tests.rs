@@ -17,15 +17,25 @@ fn platt_of(c: &Calibration) -> (f64, f64) {
     }
 }
 
-/// A Platt model with a recorded prior strength.
-fn old_model(a: f64, b: f64, strength: f64) -> Calibration {
+/// A Platt model with a recorded prior precision [aa, ab, bb].
+fn old_model(a: f64, b: f64, precision: [f64; 3]) -> Calibration {
     Calibration::from_json(
         &json!({"method": "platt", "a": a, "b": b, "n": 1000, "positives": 700,
-                "refit_strength": strength, "fitted_on": {"scorer": "entailment"}}),
+                "refit_precision": precision, "fitted_on": {"scorer": "entailment"}}),
         "model",
     )
     .unwrap()
 }
+
+fn iso(lambda: f64) -> Precision {
+    Precision::isotropic(lambda)
+}
+
+const P: Precision = Precision {
+    aa: 8.0,
+    ab: 3.0,
+    bb: 20.0,
+};
 
 #[test]
 fn map_by_hand_intercept() {
@@ -34,9 +44,27 @@ fn map_by_hand_intercept() {
     // (σ(b) − 2/3) + (σ(b) − 1/3) + λ(b − 2) = 2σ(b) − 1 + λ(b − 2) = 0. For b = ln 3, σ(b) = 3/4
     // and 2·3/4 − 1 = 1/2, so λ = (1/2)/(2 − ln 3).
     let lambda = 0.5 / (2.0 - 3f64.ln());
-    let (a, b) = map_platt(&[0.0, 0.0], &[true, false], (1.0, 2.0), lambda).unwrap();
+    let (a, b) = map_platt(&[0.0, 0.0], &[true, false], (1.0, 2.0), iso(lambda)).unwrap();
     assert!(near(a, 1.0, 1e-10), "{a}");
     assert!(near(b, 3f64.ln(), 1e-10), "{b} vs {}", 3f64.ln());
+}
+
+#[test]
+fn map_by_hand_full_precision() {
+    // As in `map_by_hand_intercept` (two units at s = 0, targets 2/3 and 1/3, θ₀ = (1, 2)) with a
+    // precision [[2, 1], [1, P_bb]]: the a-equation 2(a − 1) + (b − 2) = 0 gives
+    // a = 1 − (b − 2)/2; the b-equation 2σ(b) − 1 + (a − 1) + P_bb(b − 2) = 0 becomes
+    // 2σ(b) − 1 + (P_bb − 1/2)(b − 2) = 0 (the Schur complement), so b = ln 3 for
+    // P_bb − 1/2 = (1/2)/(2 − ln 3).
+    let bb = 0.5 + 0.5 / (2.0 - 3f64.ln());
+    let p = Precision {
+        aa: 2.0,
+        ab: 1.0,
+        bb,
+    };
+    let (a, b) = map_platt(&[0.0, 0.0], &[true, false], (1.0, 2.0), p).unwrap();
+    assert!(near(b, 3f64.ln(), 1e-10), "{b} vs {}", 3f64.ln());
+    assert!(near(a, 1.0 - (3f64.ln() - 2.0) / 2.0, 1e-10), "{a}");
 }
 
 #[test]
@@ -45,11 +73,11 @@ fn map_by_hand_slope() {
     // a-equation (σ(a) − 2/3)·1 + (σ(−a) − 1/3)·(−1) + λa = 2σ(a) − 4/3 + λa = 0. For
     // a = ln 1.5, σ(a) = 0.6, so λ = (4/3 − 1.2)/ln 1.5 = (2/15)/ln 1.5.
     let lambda = (2.0 / 15.0) / 1.5f64.ln();
-    let (a, b) = map_platt(&[1.0, -1.0], &[true, false], (0.0, 0.0), lambda).unwrap();
+    let (a, b) = map_platt(&[1.0, -1.0], &[true, false], (0.0, 0.0), iso(lambda)).unwrap();
     assert!(near(a, 1.5f64.ln(), 1e-10), "{a}");
     assert!(near(b, 0.0, 1e-10), "{b}");
     // without the prior (λ → 0) the slope is Platt's: 2σ(a) = 4/3, a = ln 2
-    let (a0, _) = map_platt(&[1.0, -1.0], &[true, false], (0.0, 0.0), 1e-9).unwrap();
+    let (a0, _) = map_platt(&[1.0, -1.0], &[true, false], (0.0, 0.0), iso(1e-9)).unwrap();
     assert!(near(a0, 2f64.ln(), 1e-6), "{a0}");
 }
 
@@ -64,42 +92,40 @@ fn map_is_stationary_and_spans_platt_to_prior() {
         .collect();
     let theta0 = (2.0, 0.5);
     let t = platt_targets(&labels);
-    for lambda in [0.1, 3.0, 50.0] {
-        let (a, b) = map_platt(&s, &labels, theta0, lambda).unwrap();
+    for p in [iso(0.1), iso(3.0), iso(50.0), P] {
+        let (a, b) = map_platt(&s, &labels, theta0, p).unwrap();
         // the gradient of F, written out independently, vanishes at the MAP
-        let (mut ga, mut gb) = (lambda * (a - theta0.0), lambda * (b - theta0.1));
+        let (da, db) = (a - theta0.0, b - theta0.1);
+        let (mut ga, mut gb) = (p.aa * da + p.ab * db, p.ab * da + p.bb * db);
         for i in 0..s.len() {
             let p = 1.0 / (1.0 + (-(a * s[i] + b)).exp());
             ga += (p - t[i]) * s[i];
             gb += p - t[i];
         }
-        assert!(
-            ga.abs() < 1e-8 && gb.abs() < 1e-8,
-            "λ {lambda}: ({ga}, {gb})"
-        );
+        assert!(ga.abs() < 1e-8 && gb.abs() < 1e-8, "{p:?}: ({ga}, {gb})");
     }
     // λ → 0: Platt's fit on the labels alone; λ → ∞: the prior
     let platt = fit_platt(&s, &labels).unwrap();
-    let weak = map_platt(&s, &labels, theta0, 1e-8).unwrap();
+    let weak = map_platt(&s, &labels, theta0, iso(1e-8)).unwrap();
     assert!(near(weak.0, platt.0, 1e-5) && near(weak.1, platt.1, 1e-5));
-    let strong = map_platt(&s, &labels, theta0, 1e9).unwrap();
+    let strong = map_platt(&s, &labels, theta0, iso(1e9)).unwrap();
     assert!(near(strong.0, theta0.0, 1e-5) && near(strong.1, theta0.1, 1e-5));
 }
 
 #[test]
 fn refit_records_the_prior_and_round_trips() {
-    let old = old_model(4.0, -2.0, 8.0);
+    let old = old_model(4.0, -2.0, [8.0, 3.0, 20.0]);
     let s = [0.9, 0.8, 0.7, 0.3, 0.95];
     let l = [true, true, false, false, true];
     let new = old.refit(&s, &l, "prior_model", "score").unwrap();
     assert_eq!((new.n, new.positives), (5, 3));
-    assert_eq!(new.refit_strength, Some(8.0));
+    assert_eq!(new.refit_precision, Some(P));
     assert_eq!(new.fitted_on, old.fitted_on);
     let r = new.refit.clone().unwrap();
     assert_eq!((r.a, r.b, r.n, r.positives), (4.0, -2.0, 1000, 700));
-    assert_eq!((r.strength, r.target_labels), (8.0, 5));
+    assert_eq!((r.precision, r.target_labels), (P, 5));
     assert_eq!(r.fitted_on, Some(json!({"scorer": "entailment"})));
-    assert_eq!(platt_of(&new), map_platt(&s, &l, (4.0, -2.0), 8.0).unwrap());
+    assert_eq!(platt_of(&new), map_platt(&s, &l, (4.0, -2.0), P).unwrap());
     let back = Calibration::from_json(&new.to_json(), "m").unwrap();
     assert_eq!(back, new);
     // from an adapted model: centred on its adapted map, σ(a·s + b + logit(π) − logit(π_t))
@@ -118,7 +144,7 @@ fn refit_records_the_prior_and_round_trips() {
     assert!((r.b - centre).abs() < 1e-12, "{} vs {centre}", r.b);
     assert_eq!(r.adaptation, adapted.prior.as_ref().map(|p| p.to_json()));
     let (fa, fb) = platt_of(&from_adapted);
-    let (ea, eb) = map_platt(&s, &l, (4.0, centre), 8.0).unwrap();
+    let (ea, eb) = map_platt(&s, &l, (4.0, centre), P).unwrap();
     assert!(
         near(fa, ea, 1e-9) && near(fb, eb, 1e-9),
         "({fa}, {fb}) vs ({ea}, {eb})"
@@ -135,7 +161,7 @@ fn refit_records_the_prior_and_round_trips() {
 
 #[test]
 fn refit_refuses_bad_input() {
-    let old = old_model(4.0, -2.0, 8.0);
+    let old = old_model(4.0, -2.0, [8.0, 3.0, 20.0]);
     let e = old.refit(&[], &[], "prior_model", "score").unwrap_err();
     assert!(e.starts_with("no target labels to refit on"), "{e}");
     let e = old
@@ -157,11 +183,11 @@ fn refit_refuses_bad_input() {
         .unwrap_err();
     assert!(e.contains("isotonic model"), "{e}");
     let mut bare = old.clone();
-    bare.refit_strength = None;
+    bare.refit_precision = None;
     let e = bare
         .refit(&[0.2, 0.9], &[false, true], "prior_model", "score")
         .unwrap_err();
-    assert!(e.contains("has no \"refit_strength\""), "{e}");
+    assert!(e.contains("has no \"refit_precision\""), "{e}");
 }
 
 /// `n` units in `groups` contiguous groups (answers), each true with probability `prior`,
@@ -193,31 +219,45 @@ fn grouped_set(
 }
 
 #[test]
-fn strength_follows_how_much_the_folds_differ() {
-    // Answers alike throughout: a fold's first half says nothing about its second half that the
-    // other folds did not, so the prior should be strong. Answers that drift (each fifth of the
-    // rows, a cross-validation fold, with its own score offset): weaker.
-    let (s, l) = grouped_set(11, 2000, 1, 0.7, (0.65, 0.45), 0.0);
-    let same = choose_strength(&s, &l).unwrap();
-    let (s, l) = grouped_set(11, 2000, FOLDS, 0.7, (0.65, 0.45), 0.1);
-    let drift = choose_strength(&s, &l).unwrap();
-    assert!(same > drift, "homogeneous λ {same}, drifting λ {drift}");
-    assert!(STRENGTHS.contains(&same) && STRENGTHS.contains(&drift));
-    // too few rows for the folds: none
-    assert_eq!(choose_strength(&s[..10], &l[..10]), None);
-    // every Platt fit records it
+fn a_platt_fit_records_its_fisher_information() {
+    let (s, l) = grouped_set(11, 400, 40, 0.7, (0.65, 0.45), 0.0);
     let c = Calibration::fit(&s, &l, Method::Platt, "score").unwrap();
-    assert_eq!(c.refit_strength, Some(drift));
-    assert_eq!(c.to_json()["refit_strength"], json!(drift));
+    let (a, b) = platt_of(&c);
+    // Σ p(1 − p)·(s, 1)(s, 1)ᵀ, written out
+    let (mut aa, mut ab, mut bb) = (0.0, 0.0, 0.0);
+    for &x in &s {
+        let p = sigmoid(a * x + b);
+        let w = p * (1.0 - p);
+        aa += w * x * x;
+        ab += w * x;
+        bb += w;
+    }
+    let h = c.refit_precision.unwrap();
+    assert!(near(h.aa, aa, 1e-9) && near(h.ab, ab, 1e-9) && near(h.bb, bb, 1e-9));
+    assert_eq!(c.to_json()["refit_precision"], json!([h.aa, h.ab, h.bb]));
+    // one distinct score: no information on the slope, none recorded
+    let flat = Calibration::fit(&[0.5; 4], &[true, false, true, true], Method::Platt, "s");
+    assert_eq!(flat.unwrap().refit_precision, None);
+    // a hand-set refit_strength λ reads as λ·I; a precision that is not positive definite is refused
+    let m = json!({"method": "platt", "a": 1, "b": 0, "refit_strength": 4});
+    let c = Calibration::from_json(&m, "m").unwrap();
+    assert_eq!(c.refit_precision, Some(iso(4.0)));
+    let m = json!({"method": "platt", "a": 1, "b": 0, "refit_precision": [1, 2, 1]});
+    let e = Calibration::from_json(&m, "m").unwrap_err();
+    assert!(
+        e.starts_with("m.refit_precision = [1,2,1] is not positive definite"),
+        "{e}"
+    );
 }
 
 #[test]
 fn refit_recovers_a_shift_of_the_class_distributions() {
     // Old answers: true units N(0.65, ·), false N(0.45, ·), 75 % true. New answers: false units
     // score much higher (N(0.57, ·)) and true ones a little (N(0.70, ·)), 55 % true: not a change
-    // of base rate alone. 300 labelled new units (30 answers) refit the old model, whose λ comes
-    // from old answers that drift a little from fold to fold.
-    let (s_old, l_old) = grouped_set(21, 3000, FOLDS, 0.75, (0.65, 0.45), 0.03);
+    // of base rate alone. The old model was fitted on 3,000 units (300 answers); 300 labelled new
+    // units (30 answers) refit it. Under the old fit's information alone the refit would stay
+    // near the old model; the labels' evidence widens the prior (module doc).
+    let (s_old, l_old) = grouped_set(21, 3000, 300, 0.75, (0.65, 0.45), 0.03);
     let old = Calibration::fit(&s_old, &l_old, Method::Platt, "score").unwrap();
     let (s_new, l_new) = grouped_set(22, 3300, 330, 0.55, (0.70, 0.57), 0.03);
     let (ks, kl) = (&s_new[..300], &l_new[..300]);
@@ -234,12 +274,32 @@ fn refit_recovers_a_shift_of_the_class_distributions() {
         e_refit <= e_oracle + 0.03,
         "refit ECE {e_refit} vs {e_oracle} fitted on all the new labels (old {e_old})"
     );
+    // the labels showed the drift: the prior was widened; unwidened, the refit stays far off
+    assert!(
+        refit.refit.as_ref().unwrap().drift.is_some(),
+        "{:?}",
+        refit.refit
+    );
+    let (a0, b0) = platt_of(&old);
+    let (na, nb) = map_platt(ks, kl, (a0, b0), old.refit_precision.unwrap()).unwrap();
+    let narrow =
+        Calibration::from_json(&json!({"method": "platt", "a": na, "b": nb}), "m").unwrap();
+    assert!(
+        ece_of(&narrow) > e_oracle + 0.05,
+        "unwidened {}",
+        ece_of(&narrow)
+    );
+    // new answers like the old ones: no widening
+    let (s_same, l_same) = grouped_set(23, 300, 30, 0.75, (0.65, 0.45), 0.03);
+    let same = old.refit(&s_same, &l_same, "old", "score").unwrap();
+    assert_eq!(same.refit.unwrap().drift, None);
     // the guard, given the same labels, refuses the unlabelled adaptation
     let g = old.adapt_guarded(&s_new, ks, kl, "old", "score").unwrap();
     let p = g.prior.clone().unwrap();
     let c = p.check.clone().unwrap();
     assert!(!p.applied, "{p:?}");
-    assert!(c.ece_adapted > c.ece_unadapted, "{c:?}");
+    let loss = c.log_loss.unwrap();
+    assert!(loss.adapted - loss.unadapted > 2.0 * loss.se, "{c:?}");
     assert_eq!(c.labelled, 300);
     // refused: it maps scores as the unadapted model, and says so
     assert_eq!(g.apply(0.6), old.apply(0.6));
