@@ -14,7 +14,8 @@ OUT_DIR gets model.onnx (opset 17, inputs input_ids and attention_mask, output l
 config.json (deberta-large-mnli's, with its label order) and tokenizer.json, copied from
 --tokenizer-from (default dist/models/nli: a WordPiece tokenizer whose ids all fall inside the
 50265-entry vocabulary, so sequence lengths are realistic though the tokens are not DeBERTa's).
---layers, --hidden, --heads and --ffn make smaller models of the same architecture (tests, checks).
+--layers, --hidden, --heads and --ffn make smaller models of the same architecture (tests, checks);
+--sharpen F scales the attention and classifier weights (checks of the fused attention, below).
 """
 import argparse
 import json
@@ -30,6 +31,11 @@ ap.add_argument("--layers", type=int, default=24)
 ap.add_argument("--hidden", type=int, default=1024)
 ap.add_argument("--heads", type=int, default=16)
 ap.add_argument("--ffn", type=int, default=4096)
+# Random weights give near-uniform attention and logits of about 0.01, which hide a wrong attention
+# bias or mask: --sharpen F multiplies the weights of the Q/K/V projections (in_proj), the
+# position projections (pos_proj, pos_q_proj), the pooler and the classifier by F in the ONNX
+# file (F = 8: peaked attention, logits in the tens), for checks of the fused attention.
+ap.add_argument("--sharpen", type=float, default=None)
 args = ap.parse_args()
 
 import torch
@@ -57,6 +63,19 @@ with torch.no_grad():
                       "logits": {0: "batch"}},
         opset_version=17, do_constant_folding=True, dynamo=False,
     )
+if args.sharpen:
+    import onnx
+    from onnx import numpy_helper
+    path = os.path.join(args.out, "model.onnx")
+    m = onnx.load(path)
+    inits = {t.name: t for t in m.graph.initializer}
+    for node in m.graph.node:
+        if node.op_type in ("MatMul", "Gemm") and any(
+                k in node.name for k in ("in_proj", "pos_proj", "pos_q_proj", "classifier", "pooler")):
+            for i in node.input:
+                if i in inits:
+                    inits[i].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(inits[i]) * args.sharpen, i))
+    onnx.save(m, path)
 cfg = config.to_dict()
 cfg["id2label"] = labels
 cfg["_name_or_path"] = "random-weight throughput model with the shape of microsoft/deberta-large-mnli (NOT for scores)"

@@ -228,22 +228,21 @@ fn a_deberta_graph_gets_its_disentangled_attention_fused_with_the_same_outputs()
             .arg("--python")
             .arg(&py)
             .env_remove("UQ_MODEL_PYTHON");
-        if !fuse {
-            c.env("UQ_FUSE_ATTENTION", "0");
-        } else {
+        if fuse {
             c.env_remove("UQ_FUSE_ATTENTION");
+        } else {
+            c.env("UQ_FUSE_ATTENTION", "0");
         }
         let o = c.output().unwrap();
         assert!(o.status.success(), "{}", text(&o));
-        let line: serde_json::Value = serde_json::from_str(
+        serde_json::from_str::<serde_json::Value>(
             String::from_utf8_lossy(&o.stdout)
                 .lines()
                 .rev()
                 .find(|l| l.starts_with('{'))
                 .unwrap(),
         )
-        .unwrap();
-        line
+        .unwrap()
     };
     let fused = tmp_dir("deberta-fused");
     let line = run(&fused, true);
