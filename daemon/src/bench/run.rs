@@ -141,6 +141,7 @@ pub fn measure(
         "device_note": engine.info().device_note,
         "precision": engine.info().precision,
         "nli_file": engine.info().nli_file,
+        "attention_fused": engine.info().attention_fused,
         "threads": engine.info().threads,
         "clients": run.clients,
         "max_batch": batch,

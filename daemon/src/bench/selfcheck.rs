@@ -147,6 +147,7 @@ pub fn compare_precisions(runs: &[Vec<Value>]) -> Value {
         variants.push(json!({
             "precision": s["precision"],
             "nli_file": s["nli_file"],
+            "attention_fused": s["attention_fused"],
             "nli_pairs_per_s": s["nli_pairs_per_s"],
             "raw_nli_pairs_per_s": s["raw_nli_pairs_per_s"],
             "path_vs_raw": s["path_vs_raw"],

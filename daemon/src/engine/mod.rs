@@ -62,6 +62,9 @@ pub struct EngineInfo {
     pub nli_batch: usize,
     /// The NLI model file that runs (the model's `model.onnx` or a variant).
     pub nli_file: String,
+    /// Whether that file's attention is fused, as its `variants.json` says (`None`: not a
+    /// variant, e.g. `model.onnx`, or an inference server).
+    pub attention_fused: Option<bool>,
     pub threads: usize,
     /// NLI sessions (batches run side by side).
     pub nli_sessions: usize,
@@ -87,6 +90,7 @@ pub struct Engine {
     precision_note: Option<String>,
     precision: String,
     nli_file: String,
+    attention_fused: Option<bool>,
     threads: usize,
     nli_sessions: usize,
     max_batch: usize,
@@ -151,6 +155,7 @@ impl Engine {
             precision_note: nli_run.precision_note,
             precision: nli_run.precision,
             nli_file: nli_run.nli_file,
+            attention_fused: nli_run.attention_fused,
             threads: cfg.threads,
             nli_sessions,
             max_batch: max_batch.max(1),
@@ -287,6 +292,7 @@ impl Engine {
             precision_note: self.precision_note.clone(),
             nli_batch: self.nli_batch(),
             nli_file: self.nli_file.clone(),
+            attention_fused: self.attention_fused,
             threads: self.threads,
             nli_sessions: self.nli_sessions,
             labels: self.nli.labels.names.clone(),
@@ -372,6 +378,7 @@ struct NliRun {
     precision_note: Option<String>,
     precision: String,
     nli_file: String,
+    attention_fused: Option<bool>,
     /// Where the embedding model is to run.
     embed_device: Device,
     /// The defaults of the device the model runs on.
@@ -402,6 +409,7 @@ fn remote_nli(backend: &crate::config::NliBackend, pad_id: u32) -> Result<NliRun
         precision_note: None,
         precision: "remote".into(),
         nli_file: r.describe(),
+        attention_fused: None,
         embed_device: Device::Cpu,
         defaults: defaults::CPU,
         remote: Some(r),
@@ -454,6 +462,7 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
         precision_note,
         precision: precision.as_str().to_string(),
         nli_file: model.path.clone(),
+        attention_fused: variants::attention_fused(std::path::Path::new(&model.path)),
         embed_device: device,
         defaults,
         remote: None,

@@ -61,6 +61,18 @@ pub fn hash_hex(hash: u64) -> String {
     format!("{hash:016x}")
 }
 
+/// Whether the variant `file` runs fused attention, as its directory's `variants.json` records
+/// (`attention_fused`); `None` for a file that is not a variant (the original `model.onnx`, whose
+/// fusions ONNX Runtime decides when it loads it) or a manifest without the field.
+pub fn attention_fused(file: &Path) -> Option<bool> {
+    let name = file.file_name()?.to_str()?;
+    if ![FP32_FILE, INT8_FILE, FP16_FILE].contains(&name) {
+        return None;
+    }
+    let text = std::fs::read_to_string(file.parent()?.join(MANIFEST)).ok()?;
+    serde_json::from_str::<serde_json::Value>(&text).ok()?["attention_fused"].as_bool()
+}
+
 /// The variants found for one model.
 #[derive(Debug, Clone, Default)]
 pub struct Variants {
@@ -246,6 +258,19 @@ mod tests {
         assert_eq!(size, meta.len());
         serde_json::json!({"source_size": size, "source_mtime": mtime, "source_xxh3": hash_hex(hash)})
             .to_string()
+    }
+
+    #[test]
+    fn attention_fused_comes_from_the_variants_manifest() {
+        let d = tmp("fused");
+        std::fs::write(d.join(MANIFEST), r#"{"attention_fused": true}"#).unwrap();
+        assert_eq!(attention_fused(&d.join(FP32_FILE)), Some(true));
+        assert_eq!(attention_fused(&d.join(FP16_FILE)), Some(true));
+        // The original model.onnx is not a variant; nor is a file without a manifest.
+        assert_eq!(attention_fused(&d.join("model.onnx")), None);
+        std::fs::write(d.join(MANIFEST), r#"{"attention_fused": false}"#).unwrap();
+        assert_eq!(attention_fused(&d.join(INT8_FILE)), Some(false));
+        assert_eq!(attention_fused(&tmp("none").join(INT8_FILE)), None);
     }
 
     #[test]

@@ -177,3 +177,103 @@ fn unsupported_model_type_and_missing_python_are_clear_errors() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A python3 with torch and transformers (to export a small DeBERTa): `UQ_TORCH_PY`, else the
+/// NLI recipe's environment (.cache/nli-train, `make nli-env`). `None` skips the test, unless
+/// `UQ_REQUIRE_TORCH=1` (CI after `make nli-env`), which makes it a failure.
+fn torch_python() -> Option<PathBuf> {
+    let p = std::env::var_os("UQ_TORCH_PY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".cache/nli-train/bin/python"));
+    let ok = Command::new(&p)
+        .args(["-c", "import torch, transformers"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(p);
+    }
+    let msg = format!(
+        "no python3 with torch and transformers at {} (set UQ_TORCH_PY, or run `make nli-env`)",
+        p.display()
+    );
+    assert!(
+        std::env::var("UQ_REQUIRE_TORCH").as_deref() != Ok("1"),
+        "UQ_REQUIRE_TORCH=1 and {msg}"
+    );
+    eprintln!("skipped: {msg}");
+    None
+}
+
+#[test]
+fn a_deberta_graph_gets_its_disentangled_attention_fused_with_the_same_outputs() {
+    let Some(torch) = torch_python() else { return };
+    // DeBERTa v1 (deberta-large-mnli's architecture) at 2 layers of width 64, random weights.
+    let dir = tmp_dir("deberta");
+    let o = Command::new(&torch)
+        .arg(root().join("scripts/make_throughput_model.py"))
+        .arg(&dir)
+        .args([
+            "--layers", "2", "--hidden", "64", "--heads", "4", "--ffn", "128",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let py = python();
+    let run = |out: &Path, fuse: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_uqd"));
+        c.args(["models", "optimize"])
+            .arg(&dir)
+            .arg("--out")
+            .arg(out)
+            .arg("--python")
+            .arg(&py)
+            .env_remove("UQ_MODEL_PYTHON");
+        if fuse {
+            c.env_remove("UQ_FUSE_ATTENTION");
+        } else {
+            c.env("UQ_FUSE_ATTENTION", "0");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        serde_json::from_str::<serde_json::Value>(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .rev()
+                .find(|l| l.starts_with('{'))
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let fused = tmp_dir("deberta-fused");
+    let line = run(&fused, true);
+    // Both layers' attention became MultiHeadAttention, checked against the unfused graph.
+    assert_eq!(line["attention_fused"], true, "{line}");
+    assert_eq!(line["fused"]["MultiHeadAttention"], 2, "{line}");
+    assert_eq!(line["disentangled_attention"]["layers"], 2, "{line}");
+    assert!(
+        line["disentangled_attention"]["max_abs_diff"]
+            .as_f64()
+            .unwrap()
+            <= 1e-3,
+        "{line}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fused.join("variants.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["attention_fused"], true);
+    for f in [
+        "model_opt.onnx",
+        "model_opt_int8.onnx",
+        "model_opt_fp16.onnx",
+    ] {
+        assert!(fused.join(f).is_file(), "{f}");
+    }
+    // UQ_FUSE_ATTENTION=0 leaves it as ONNX Runtime's optimizer does (the unfused baseline).
+    let unfused = tmp_dir("deberta-unfused");
+    let line = run(&unfused, false);
+    assert_eq!(line["attention_fused"], false, "{line}");
+    assert!(line["fused"].get("MultiHeadAttention").is_none(), "{line}");
+    for d in [&dir, &fused, &unfused] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
