@@ -7,8 +7,10 @@
 #   2. the deberta-large-shaped throughput model (scripts/make_throughput_model.py, random
 #      weights; made once into $TM when a python3 with torch and transformers is at $TORCH_PY),
 #      whole and default premise;
-#   3. a `bench table` job over the same passages.
-# Then one table of the figures. Needs `make setup`.
+#   3. a `bench table` job over the same passages;
+#   4. the stand-in figures (scripts/bench-stand-in.sh): the same benches with the stand-in NLI
+#      model at 0 ms and 27.5 ms per batch, the overlap off and on: the host side of this machine.
+# Then one table of the figures, and the stand-in's. Needs `make setup`.
 #   scripts/bench-gpu.sh [PASSAGES] [SAMPLES]    (defaults 60 and 20; a dry run: 2 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,3 +55,6 @@ for name in ("minilm", "large", "table"):
               f"{d.get('max_batch', '-'):>5} {d.get('clients', d.get('concurrency', '-')):>7} "
               f"{fmt('pad_ratio', '{:>6.3f}')} {fmt('tokens_per_comparison', '{:>7.1f}')}")
 PY
+echo
+echo "stand-in NLI model (docs/reference.md, The stand-in NLI model):"
+scripts/bench-stand-in.sh "$LIMIT" "$SAMPLES"

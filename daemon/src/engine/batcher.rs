@@ -584,6 +584,74 @@ mod tests {
         assert!(st.take_batch(8).0.is_empty());
     }
 
+    /// Submits `n` windows of length 10 to `b` and waits for every reply.
+    fn run_windows(b: &Batcher, n: usize) {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        for tag in 0..n {
+            b.submit(Job {
+                window: window(10),
+                tag,
+                reply: tx.clone(),
+            })
+            .unwrap();
+        }
+        for _ in 0..n {
+            rx.recv_timeout(Duration::from_secs(20)).unwrap().1.unwrap();
+        }
+    }
+
+    /// One device (the stand-in, 20 ms a batch) shared by two workers: while one batch runs the
+    /// next is taken, so two are in flight; with one worker, one. The batches stay full.
+    #[test]
+    fn overlap_keeps_two_batches_in_flight_on_one_device() {
+        for overlap in [1, 2] {
+            let device = Arc::new(crate::engine::stand_in::StandIn::new(
+                Duration::from_millis(20),
+                3,
+                0,
+            ));
+            let b = Batcher::start(vec![device], overlap, 16, Duration::from_millis(50)).unwrap();
+            run_windows(&b, 16 * 6);
+            let s = b.stages().snapshot();
+            assert_eq!(s.max_in_flight, overlap, "overlap {overlap}");
+            let pad = b.pad_stats();
+            assert_eq!((pad.batches, pad.windows), (6, 96), "overlap {overlap}");
+            assert!(s.time(Stage::Device) >= Duration::from_millis(120));
+        }
+    }
+
+    /// A worker whose device is busy takes no partial batch: windows that trickle in while a
+    /// batch runs (100 ms) wait for the device and then go as one batch, not one each.
+    #[test]
+    fn a_busy_device_gets_no_partial_batches() {
+        let device = Arc::new(crate::engine::stand_in::StandIn::new(
+            Duration::from_millis(100),
+            3,
+            0,
+        ));
+        let b = Batcher::start(vec![device], 2, 64, Duration::from_millis(15)).unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        for tag in 0..20 {
+            if tag == 10 {
+                // The first ten are on the device by now.
+                std::thread::sleep(Duration::from_millis(40));
+            }
+            if tag > 10 {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            b.submit(Job {
+                window: window(10),
+                tag,
+                reply: tx.clone(),
+            })
+            .unwrap();
+        }
+        for _ in 0..20 {
+            rx.recv_timeout(Duration::from_secs(20)).unwrap().1.unwrap();
+        }
+        assert_eq!(b.pad_stats().batches, 2, "{:?}", b.pad_stats());
+    }
+
     /// Windows of lengths spread from 20 to 400 tokens, queued faster than they run (the model's
     /// first pass lasts until all are queued): batches of 64 pad less than 10% of the real
     /// tokens, and every window gets its own result.

@@ -33,7 +33,7 @@ pub struct DeviceDefaults {
 }
 
 /// Batches in flight on the bench's stand-in device, whichever defaults it takes.
-pub const STAND_IN_OVERLAP: usize = 1;
+pub const STAND_IN_OVERLAP: usize = 2;
 
 /// Windows one NLI call keeps in flight at least.
 pub const MIN_IN_FLIGHT: usize = 64;
@@ -55,7 +55,7 @@ pub const CUDA: DeviceDefaults = DeviceDefaults {
     job_concurrency: 32,
     job_chunk_size: 64,
     bench_clients: 32,
-    overlap: 1,
+    overlap: 2,
 };
 
 impl DeviceDefaults {
