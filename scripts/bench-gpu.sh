@@ -9,8 +9,11 @@
 #      whole and default premise, twice: its variants with the attention unfused ($TM, made with
 #      UQ_FUSE_ATTENTION=0) and fused (`large-fused`: $TM-fused, the same model.onnx, variants
 #      made by `uqd models optimize` as it is);
-#   3. a `bench table` job over the same passages.
-# Then one table of the figures (`fused`: the NLI file's attention_fused). Needs `make setup`.
+#   3. a `bench table` job over the same passages;
+#   4. the stand-in figures (scripts/bench-stand-in.sh): the same benches with the stand-in NLI
+#      model at 0 ms and 27.5 ms per batch, the overlap off and on: the host side of this machine.
+# Then one table of the figures (`fused`: the NLI file's attention_fused), and the stand-in's.
+# Needs `make setup`.
 #   scripts/bench-gpu.sh [PASSAGES] [SAMPLES]    (defaults 60 and 20; a dry run: 2 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,3 +78,6 @@ for name in ("minilm", "large", "large-fused", "table"):
               f"{d.get('max_batch', '-'):>5} {d.get('clients', d.get('concurrency', '-')):>7} "
               f"{fmt('pad_ratio', '{:>6.3f}')} {fmt('tokens_per_comparison', '{:>7.1f}')}")
 PY
+echo
+echo "stand-in NLI model (docs/reference.md, The stand-in NLI model):"
+scripts/bench-stand-in.sh "$LIMIT" "$SAMPLES"

@@ -53,10 +53,53 @@ pub fn is_stopword(word: &str) -> bool {
 }
 
 /// The distinct content words of `text`: lowercased alphanumeric tokens (the n-gram scorers'
-/// tokenizer) that are not [`STOPWORDS`].
+/// tokenizer) that are not [`STOPWORDS`]. The words of [`tokenize`], found in place: one string
+/// per distinct content word, none per other token (premise selection calls this once per
+/// sentence of every sample).
 pub fn content_words(text: &str) -> HashSet<String> {
-    tokenize(text)
-        .into_iter()
-        .filter(|t| t.chars().any(char::is_alphanumeric) && !STOPWORDS.contains(&t.as_str()))
-        .collect()
+    let lower = text.to_lowercase();
+    let mut out = HashSet::new();
+    let mut add = |w: &str| {
+        if !STOPWORDS.contains(&w) && !out.contains(w) {
+            out.insert(w.to_string());
+        }
+    };
+    let mut start: Option<usize> = None;
+    for (i, c) in lower.char_indices() {
+        let in_word = c.is_alphanumeric() || (start.is_some() && is_combining_mark(c));
+        match (in_word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                add(&lower[s..i]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        add(&lower[s..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_words_are_tokenizes_content_tokens() {
+        let texts = [
+            "Marie Curie (1867–1934) was a Polish-born physicist; she won 2 Nobel Prizes.",
+            "Queen's café e\u{301}te\u{301} ΣΟΦΟΣ 北京市 is \u{301}odd, 3.5 kg... THE The the",
+            "",
+            "  !!  ",
+        ];
+        for t in texts {
+            let want: HashSet<String> = tokenize(t)
+                .into_iter()
+                .filter(|w| w.chars().any(char::is_alphanumeric) && !is_stopword(w))
+                .collect();
+            assert_eq!(content_words(t), want, "{t:?}");
+        }
+    }
 }

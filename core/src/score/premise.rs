@@ -13,6 +13,8 @@
 //! A text of at most K sentences is its own premise, unchanged, so short answers score exactly
 //! as with `"whole"`.
 
+use std::collections::HashSet;
+
 use serde_json::{json, Value};
 
 use crate::scorers::Granularity;
@@ -171,10 +173,20 @@ impl Premise {
 
 /// Per sentence, the number of the unit's distinct content words it contains.
 pub fn lexical_relevance(unit: &str, sentences: &[String]) -> Vec<f64> {
-    let words = content_words(unit);
-    sentences
+    let sentence_words: Vec<HashSet<String>> = sentences.iter().map(|s| content_words(s)).collect();
+    lexical_relevance_of(&content_words(unit), &sentence_words)
+}
+
+/// [`lexical_relevance`] from content words already found: per sentence, the number of
+/// `unit_words` among its `sentence_words` (a caller ranking one text's sentences for many units
+/// finds each sentence's words once).
+pub fn lexical_relevance_of(
+    unit_words: &HashSet<String>,
+    sentence_words: &[HashSet<String>],
+) -> Vec<f64> {
+    sentence_words
         .iter()
-        .map(|s| content_words(s).intersection(&words).count() as f64)
+        .map(|s| unit_words.iter().filter(|w| s.contains(*w)).count() as f64)
         .collect()
 }
 

@@ -5,14 +5,15 @@
 //! `conformal` (the conformal factuality threshold's coverage over random splits and across
 //! files) and `spans` (the claim alignment against hand-marked spans).
 //! What they share: `run` (the measured scoring runs, the cached rerun, the summary line),
-//! `options` (flags as scoring options), `raw` (the raw model's ceiling), `procfs` (process
-//! figures from /proc) and `lines` (JSON lines in and out).
+//! `options` (flags as scoring options), `raw` (the raw model's ceiling), `host` (the NLI path's
+//! stages per pair), `procfs` (process figures from /proc) and `lines` (JSON lines in and out).
 
 mod calibration;
 mod claims;
 mod conformal;
 mod coverage;
 mod grounded;
+mod host;
 mod lines;
 mod load;
 mod options;

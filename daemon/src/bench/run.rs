@@ -10,6 +10,7 @@ use uq_core::protocol::ScoreResult;
 use uq_core::score::premise::Premise;
 use uq_core::scorers::{Family, Scorer, ALL as ALL_SCORERS};
 
+use super::host::HostStart;
 use super::lines::round;
 use super::options::{Job, Judge};
 use super::procfs::{peak_rss_mb, status_mb};
@@ -149,6 +150,7 @@ pub fn measure(
     let Value::Object(mut summary) = summary else {
         unreachable!("json! of an object literal is an object")
     };
+    summary.extend(nli.host);
     if let Some(j) = run.judge {
         summary.extend(judge_fields(j, &nli.meter, &meter2, nli.tally));
     }
@@ -181,6 +183,8 @@ struct NliRun {
     pairs: u64,
     tokens: u64,
     pad: PadSnapshot,
+    /// The NLI path's stages per pair, batches in flight, the stand-in's figures.
+    host: Map<String, Value>,
     /// The run's LLM usage (an LLM judge's).
     meter: Arc<UsageMeter>,
     /// What the NLI judge did in the run.
@@ -199,6 +203,7 @@ fn nli_run(
     let computed0 = engine.nli_pairs_computed();
     let tokens0 = engine.nli_tokens_computed();
     let pad0 = engine.nli_pad_stats();
+    let host0 = HostStart::now(engine);
     let (meter1, tally1) = (
         Arc::new(UsageMeter::default()),
         Mutex::new(Tally::default()),
@@ -214,6 +219,7 @@ fn nli_run(
     let nli_pairs = engine.nli_pairs_computed() - computed0;
     let nli_tokens = engine.nli_tokens_computed() - tokens0;
     let pad = engine.nli_pad_stats().since(&pad0);
+    let host = host0.fields(engine, nli_pairs, &pad);
     let tally = *tally1.lock().unwrap_or_else(|e| e.into_inner());
     Ok(NliRun {
         results: nli_results,
@@ -221,6 +227,7 @@ fn nli_run(
         pairs: nli_pairs,
         tokens: nli_tokens,
         pad,
+        host,
         meter: meter1,
         tally,
     })

@@ -16,6 +16,7 @@ use uq_core::decompose::split_sentences;
 use uq_core::score::premise::{default_premise, Premise};
 use uq_core::scorers::Granularity;
 
+use super::host::HostStart;
 use super::lines::{load_jsonl, round};
 use super::options::Job;
 use super::procfs::peak_rss_mb;
@@ -51,6 +52,7 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
     let mut conn = passages_db(&db, &passages, args.samples)?;
     let (options, concurrency, premise) = job_options(engine, args)?;
     let (tokens0, pad0) = (engine.nli_tokens_computed(), engine.nli_pad_stats());
+    let host0 = HostStart::now(engine);
     let mut run = |label: &str| -> Result<(f64, u64, String), String> {
         let job = create_job("uqd bench table", &mut conn, "passages", &options)?;
         let pairs0 = engine.nli_pairs_computed();
@@ -69,6 +71,7 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
     let rss = peak_rss_mb();
     let tokens = engine.nli_tokens_computed() - tokens0;
     let pad = engine.nli_pad_stats().since(&pad0);
+    let host = host0.fields(engine, pairs, &pad);
     let (warm_wall, _, warm_status) = run("warm")?;
     let rows = passages.len() as f64;
     // The raw model on a sample of the job's unit-response pairs (sentences of the answer).
@@ -77,9 +80,7 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
     let stored: i64 = conn
         .query_row("SELECT count(*) FROM uq_unit_score", [], |r| r.get(0))
         .map_err(|e| e.to_string())?;
-    println!(
-        "{}",
-        json!({
+    let mut line = json!({
             "bench": "table", "rows": passages.len(), "samples": args.samples,
             "status": [status, warm_status], "unit_scores_stored": stored,
             "wall_s": round(wall), "rows_per_s": round(rows / wall),
@@ -95,8 +96,11 @@ pub fn table(engine: &Engine, llm: &LlmService, args: &TableArgs) -> Result<(), 
             "peak_rss_mb": round(rss),
             "warm_wall_s": round(warm_wall), "warm_rows_per_s": round(rows / warm_wall),
             "warm_speedup": round(wall / warm_wall),
-        })
-    );
+    });
+    if let Some(o) = line.as_object_mut() {
+        o.extend(host);
+    }
+    println!("{line}");
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }

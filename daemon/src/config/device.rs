@@ -78,3 +78,23 @@ impl std::fmt::Display for Device {
         f.write_str(self.as_str())
     }
 }
+
+/// The stand-in NLI model's time per batch in ms (`--nli-stand-in-ms`, for the benches: see
+/// `crate::engine::stand_in`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StandInMs(pub f64);
+
+impl StandInMs {
+    pub fn parse(s: &str) -> Result<StandInMs, String> {
+        let fix = "give the stand-in NLI model's milliseconds per batch, from 0 (no time) to \
+                   60000, e.g. 27.5";
+        match s.trim().parse::<f64>() {
+            Ok(ms) if (0.0..=60000.0).contains(&ms) => Ok(StandInMs(ms)),
+            _ => Err(format!("{s:?} is not a time per batch: {fix}")),
+        }
+    }
+
+    pub fn per_batch(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.0 / 1000.0)
+    }
+}

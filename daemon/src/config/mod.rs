@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub use backend::NliBackend;
 use defaults::Defaults;
 pub use defaults::{CACHE_DB_NAME, ORT_LIB_NAME};
-pub use device::{Device, Precision};
+pub use device::{Device, Precision, StandInMs};
 use settings::{BackendSettings, GivenSettings};
 pub use settings::{CliOverrides, Config, FileBackend, FileConfig, GivenValues};
 pub use values::UrlList;

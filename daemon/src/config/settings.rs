@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::backend::NliBackend;
 use super::defaults::Defaults;
-use super::device::{Device, Precision};
+use super::device::{Device, Precision, StandInMs};
 use super::values::{
     Dirs, DocDefault, EnvValue, Given, GivenValue, Literal, Setting, SettingValue, UrlList,
 };
@@ -420,6 +420,26 @@ settings! {
         min: 1,
         max: 64,
         note: "; each runs batches of its own from the one queue",
+    }
+    /// NLI batches in flight per session: while one runs, the others are taken from the queue and
+    /// padded, and their results handed back (default 2 on CUDA and with the stand-in, 1 on the
+    /// CPU; 1: no overlap); also UQ_NLI_OVERLAP.
+    nli_overlap: usize {
+        env: "UQ_NLI_OVERLAP",
+        label: "NLI batches in flight per session",
+        default: later("2 on CUDA and with the stand-in, else 1"),
+        min: 1,
+        max: 8,
+        note: "; see [GPU](#gpu)",
+    }
+    /// Benchmarks: the NLI model replaced by a stand-in that takes MS per batch (0: no time), one
+    /// batch at a time as one device, and returns fixed logits; the defaults are CUDA's unless
+    /// --device cpu (default: none, the model runs); also UQ_NLI_STAND_IN_MS.
+    nli_stand_in_ms: StandInMs = String => StandInMs::parse {
+        value_name: "MS",
+        env: "UQ_NLI_STAND_IN_MS",
+        label: "stand-in NLI model (ms per batch)",
+        default: later("none: the model runs; for benchmarks (see [Benchmarks](#the-stand-in-nli-model))"),
     }
     /// NLI windows per forward pass (default: the device's, 16 on the CPU, 128 on CUDA); also
     /// UQ_MAX_BATCH.

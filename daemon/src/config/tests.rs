@@ -423,6 +423,8 @@ fn config_written_as_variables_resolves_to_itself() {
         precision: Some("int8".into()),
         threads: Some(3),
         nli_sessions: Some(16),
+        nli_overlap: Some(2),
+        nli_stand_in_ms: Some("27.5".into()),
         max_batch: Some(16),
         max_wait_ms: Some(7),
         busy_timeout_ms: Some(1000),
@@ -580,5 +582,30 @@ fn help_texts_name_the_entries_defaults() {
                 .unwrap_or_default();
             assert_eq!(said, v.trim_matches('"'), "{}: {help}", s.flag());
         }
+    }
+}
+
+/// The stand-in's time per batch: milliseconds, fractions too; a bad one names the variable and
+/// what to give.
+#[test]
+fn stand_in_ms_is_a_time_per_batch() {
+    let exe = tmpdir("stand-in");
+    let env: HashMap<&str, String> = [("UQ_NLI_STAND_IN_MS", "27.5".to_string())].into();
+    let c = resolve(CliOverrides::default(), &env, &exe).unwrap();
+    assert_eq!(c.nli_stand_in_ms, Some(StandInMs(27.5)));
+    assert_eq!(
+        c.nli_stand_in_ms.unwrap().per_batch(),
+        std::time::Duration::from_micros(27_500)
+    );
+    assert_eq!(c.nli_overlap, None, "the device's overlap");
+    let unset = resolve(CliOverrides::default(), &HashMap::new(), &exe).unwrap();
+    assert_eq!(unset.nli_stand_in_ms, None);
+    for bad in ["-1", "fast", "1e9"] {
+        let env: HashMap<&str, String> = [("UQ_NLI_STAND_IN_MS", bad.to_string())].into();
+        let e = resolve(CliOverrides::default(), &env, &exe).unwrap_err();
+        assert!(
+            e.contains("UQ_NLI_STAND_IN_MS") && e.contains("milliseconds per batch"),
+            "{e}"
+        );
     }
 }

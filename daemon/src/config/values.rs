@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::device::{Device, Precision};
+use super::device::{Device, Precision, StandInMs};
 
 /// One setting as the docs and messages name it.
 #[derive(Debug, PartialEq, Eq)]
@@ -136,6 +136,12 @@ impl SettingValue for Device {
 impl SettingValue for Precision {
     fn to_env(&self) -> String {
         self.as_str().to_string()
+    }
+}
+
+impl SettingValue for StandInMs {
+    fn to_env(&self) -> String {
+        self.0.to_string()
     }
 }
 

@@ -1,13 +1,19 @@
 //! Dynamic batching of encoded NLI windows across all concurrent callers, grouped by length.
 //!
-//! One queue, ordered by window length; each worker thread owns a runner (a local session, or a
-//! client of the inference servers: `engine::remote`, with several workers so that batches are
-//! in flight on every endpoint at once). A worker waits until `max_batch` windows are queued or
-//! the oldest has waited `max_wait`, then takes the oldest window and the queued windows closest
-//! to it in length, up to `max_batch`: a batch is padded to its longest window, so windows of
-//! similar length waste little (`pad_ratio`, [`PadStats`]), and taking the oldest first means
-//! no window waits behind a stream of others. A runner that runs one window per pass (dynamic
-//! int8) takes the oldest window alone. Each window's logits go back to its caller.
+//! One queue, ordered by window length; each runner (a local session, the bench's stand-in, or
+//! a client of the inference servers: `engine::remote`, with several runners so that batches are
+//! in flight on every endpoint at once) is shared by `overlap` worker threads. A worker waits
+//! until `max_batch` windows are queued or the oldest has waited `max_wait`, then takes the
+//! oldest window and the queued windows closest to it in length, up to `max_batch`: a batch is
+//! padded to its longest window, so windows of similar length waste little (`pad_ratio`,
+//! [`PadStats`]), and taking the oldest first means no window waits behind a stream of others.
+//! A runner that runs one window per pass (dynamic int8) takes the oldest window alone.
+//!
+//! Overlap: a runner runs one batch at a time (a session behind its lock, one device), so while
+//! one of its workers' batch runs, another takes the next batch and pads it, and the first hands
+//! its results back to their callers after the pass, holding neither the queue nor the runner.
+//! A worker whose runner already holds a batch takes only a full one: a partial batch waits until
+//! the runner is free, so that the overlap does not run smaller batches.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -19,11 +25,14 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 
 use super::onnx::{OnnxModel, Output, SeqRef};
+use super::stages::{CpuTimer, Stage, Stages};
 
-/// What runs one batch of windows: a local ONNX Runtime session or an inference server.
-pub trait Forward: Send {
+/// What runs one batch of windows: a local ONNX Runtime session, the bench's stand-in or an
+/// inference server. Shared by the workers of its overlap: it runs their batches one at a time
+/// where the device needs that (a session's lock), and prepares them beside each other.
+pub trait Forward: Send + Sync {
     /// The logits of `seqs`, `[seqs.len(), labels]`.
-    fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String>;
+    fn run(&self, seqs: &[SeqRef<'_>]) -> Result<Output, String>;
     /// The name of the output that is read (for messages).
     fn output_name(&self) -> &str;
     /// Whether it runs one window per forward pass anyway (dynamic int8): then its worker takes
@@ -34,7 +43,7 @@ pub trait Forward: Send {
 }
 
 impl Forward for OnnxModel {
-    fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
+    fn run(&self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
         OnnxModel::run(self, seqs)
     }
     fn output_name(&self) -> &str {
@@ -142,12 +151,15 @@ impl PadStats {
 /// The queued windows: by (length, arrival number), and their arrival order.
 #[derive(Default)]
 struct State {
-    by_len: BTreeMap<(usize, u64), Job>,
+    /// The queued windows and when each arrived.
+    by_len: BTreeMap<(usize, u64), (Job, Instant)>,
     /// (arrival number, length, arrival time); entries already taken are skipped lazily.
     arrivals: VecDeque<(u64, usize, Instant)>,
     raws: VecDeque<RawRequest>,
     next: u64,
     closed: bool,
+    /// Per runner, the batches its workers have taken that have not yet left it.
+    held: Vec<usize>,
 }
 
 impl State {
@@ -165,9 +177,10 @@ impl State {
     /// The oldest window and queued windows of similar length, at most `max_batch` in all, in
     /// length order: of the runs of `max_batch` consecutive windows (in length order) that hold
     /// the oldest, the one that pads least (fewest tokens added to reach its longest window).
-    fn take_batch(&mut self, max_batch: usize) -> Vec<Job> {
+    /// Also returns the time its windows waited in the queue, together.
+    fn take_batch(&mut self, max_batch: usize) -> (Vec<Job>, Duration) {
         let Some((key, _)) = self.oldest() else {
-            return Vec::new();
+            return (Vec::new(), Duration::ZERO);
         };
         // Up to max_batch - 1 neighbours on each side of the oldest, in length order.
         let below: Vec<(usize, u64)> = self
@@ -200,10 +213,17 @@ impl State {
         let first = (at + 1).saturating_sub(n);
         let last = at.min(run.len() - n);
         let start = (first..=last).min_by_key(|&s| padding(s)).unwrap_or(first);
-        run[start..start + n]
+        let now = Instant::now();
+        let mut waited = Duration::ZERO;
+        let batch = run[start..start + n]
             .iter()
             .filter_map(|k| self.by_len.remove(k))
-            .collect()
+            .map(|(job, at)| {
+                waited += now - at;
+                job
+            })
+            .collect();
+        (batch, waited)
     }
 }
 
@@ -217,35 +237,67 @@ impl Queue {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// A batch of `runner` has left it: its workers may take a partial batch again.
+    fn release(&self, runner: usize) {
+        let mut st = self.lock();
+        st.held[runner] = st.held[runner].saturating_sub(1);
+        drop(st);
+        self.changed.notify_all();
+    }
 }
 
 pub struct Batcher {
     queue: Arc<Queue>,
     stats: Arc<PadStats>,
+    stages: Arc<Stages>,
     handles: Vec<JoinHandle<()>>,
 }
 
+/// What a worker shares with the others.
+struct Shared {
+    queue: Arc<Queue>,
+    stats: Arc<PadStats>,
+    stages: Arc<Stages>,
+    max_batch: usize,
+    max_wait: Duration,
+}
+
 impl Batcher {
-    /// Starts one worker thread per runner, each owning its runner; they share one queue.
+    /// Starts `overlap` worker threads per runner (at least one), each runner shared by its
+    /// workers; they all share one queue.
     pub fn start(
-        runners: Vec<Box<dyn Forward>>,
+        runners: Vec<Arc<dyn Forward>>,
+        overlap: usize,
         max_batch: usize,
         max_wait: Duration,
     ) -> Result<Batcher, String> {
         let queue = Arc::new(Queue {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                held: vec![0; runners.len()],
+                ..State::default()
+            }),
             changed: Condvar::new(),
         });
         let stats = Arc::new(PadStats::default());
-        let max_batch = max_batch.max(1);
+        let stages = Arc::new(Stages::default());
         let mut handles = Vec::new();
-        for (i, runner) in runners.into_iter().enumerate() {
-            let (q, st) = (queue.clone(), stats.clone());
-            let h = std::thread::Builder::new()
-                .name(format!("uqd-nli-batcher-{i}"))
-                .spawn(move || worker(runner, &q, &st, max_batch, max_wait))
-                .map_err(|e| format!("cannot start the NLI batcher thread: {e}"))?;
-            handles.push(h);
+        for (r, runner) in runners.into_iter().enumerate() {
+            for _ in 0..overlap.max(1) {
+                let shared = Shared {
+                    queue: queue.clone(),
+                    stats: stats.clone(),
+                    stages: stages.clone(),
+                    max_batch: max_batch.max(1),
+                    max_wait,
+                };
+                let runner = runner.clone();
+                let h = std::thread::Builder::new()
+                    .name(format!("uqd-nli-batcher-{}", handles.len()))
+                    .spawn(move || worker(runner.as_ref(), r, &shared))
+                    .map_err(|e| format!("cannot start the NLI batcher thread: {e}"))?;
+                handles.push(h);
+            }
         }
         if handles.is_empty() {
             return Err("internal error: the NLI batcher has no runner".into());
@@ -253,8 +305,14 @@ impl Batcher {
         Ok(Batcher {
             queue,
             stats,
+            stages,
             handles,
         })
+    }
+
+    /// Where the NLI path's time went so far (the engine adds its callers' stages).
+    pub fn stages(&self) -> &Stages {
+        &self.stages
     }
 
     /// Queues one window; its logits arrive on `job.reply`.
@@ -269,10 +327,12 @@ impl Batcher {
         let seq = st.next;
         st.next += 1;
         let len = job.window.len();
-        st.arrivals.push_back((seq, len, Instant::now()));
-        st.by_len.insert((len, seq), job);
+        let now = Instant::now();
+        st.arrivals.push_back((seq, len, now));
+        st.by_len.insert((len, seq), (job, now));
         drop(st);
-        self.queue.changed.notify_one();
+        // Every worker: one whose runner is busy may not take it.
+        self.queue.changed.notify_all();
         Ok(())
     }
 
@@ -320,7 +380,8 @@ impl Drop for Batcher {
     }
 }
 
-fn forward(model: &mut dyn Forward, windows: &[&EncodedWindow]) -> Result<Vec<Vec<f32>>, String> {
+/// The output of `windows`' pass, checked to be `[windows, labels]`.
+fn forward(model: &dyn Forward, windows: &[&EncodedWindow]) -> Result<Output, String> {
     let seqs: Vec<SeqRef<'_>> = windows
         .iter()
         .map(|w| SeqRef {
@@ -339,17 +400,30 @@ fn forward(model: &mut dyn Forward, windows: &[&EncodedWindow]) -> Result<Vec<Ve
             out.shape
         ));
     }
-    let k = out.shape[1];
-    Ok(out.data.chunks(k).map(|c| c.to_vec()).collect())
+    Ok(out)
 }
 
-fn run_batch(model: &mut dyn Forward, batch: Vec<Job>, stats: &PadStats) {
+/// Runs a batch of callers' windows on `model`, releases the runner, then hands each window's
+/// logits back to its caller.
+fn run_batch(model: &dyn Forward, runner: usize, batch: Vec<Job>, shared: &Shared) {
     let refs: Vec<&EncodedWindow> = batch.iter().map(|j| &j.window).collect();
-    stats.record(refs.iter().map(|w| w.len()));
-    match forward(model, &refs) {
-        Ok(rows) => {
-            for (job, row) in batch.into_iter().zip(rows) {
-                let _ = job.reply.send((job.tag, Ok(row)));
+    shared.stats.record(refs.iter().map(|w| w.len()));
+    let t = Instant::now();
+    let out = forward(model, &refs);
+    let ran = t.elapsed();
+    shared.queue.release(runner);
+    let t = CpuTimer::start();
+    match out {
+        Ok(out) => {
+            let (host, device) = match out.timing {
+                // A runner that does not say: all of it is the pass.
+                tm if tm.device.is_zero() && tm.host.is_zero() => (Duration::ZERO, ran),
+                tm => (tm.host, tm.device),
+            };
+            shared.stages.add(Stage::PadCopy, host);
+            shared.stages.add(Stage::Device, device);
+            for (job, row) in batch.into_iter().zip(out.data.chunks(out.shape[1])) {
+                let _ = job.reply.send((job.tag, Ok(row.to_vec())));
             }
         }
         Err(e) => {
@@ -358,6 +432,8 @@ fn run_batch(model: &mut dyn Forward, batch: Vec<Job>, stats: &PadStats) {
             }
         }
     }
+    shared.stages.add(Stage::Scatter, t.elapsed());
+    shared.stages.batch_done();
 }
 
 /// What a worker does next.
@@ -367,9 +443,11 @@ enum Work {
     Stop,
 }
 
-/// Waits for work: a raw batch at once; a batch of jobs once `max_batch` are queued or the oldest
-/// has waited `max_wait` (or the queue is closing).
-fn next_work(q: &Queue, max_batch: usize, max_wait: Duration) -> Work {
+/// Waits for work: a raw batch at once; a batch of jobs once `max_batch` are queued, or once the
+/// oldest has waited `max_wait` and the worker's `runner` holds no batch (or the queue is
+/// closing).
+fn next_work(shared: &Shared, runner: usize, max_batch: usize) -> Work {
+    let q = &shared.queue;
     let mut st = q.lock();
     loop {
         if let Some(r) = st.raws.pop_front() {
@@ -377,16 +455,27 @@ fn next_work(q: &Queue, max_batch: usize, max_wait: Duration) -> Work {
         }
         match st.oldest() {
             Some((_, at)) => {
-                let due = at + max_wait;
+                let due = at + shared.max_wait;
                 let now = Instant::now();
-                if st.by_len.len() >= max_batch || now >= due || st.closed {
-                    return Work::Batch(st.take_batch(max_batch));
+                let free = st.held[runner] == 0;
+                if st.by_len.len() >= max_batch || (now >= due && free) || st.closed {
+                    let t = CpuTimer::start();
+                    let (batch, waited) = st.take_batch(max_batch);
+                    st.held[runner] += 1;
+                    shared.stages.batch_taken();
+                    shared.stages.add(Stage::Batching, t.elapsed());
+                    shared.stages.add(Stage::QueueWait, waited);
+                    return Work::Batch(batch);
                 }
-                st = q
-                    .changed
-                    .wait_timeout(st, due - now)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
+                st = if now >= due {
+                    // Due, but the runner is busy: wait for it (or for a full batch).
+                    q.changed.wait(st).unwrap_or_else(|p| p.into_inner())
+                } else {
+                    q.changed
+                        .wait_timeout(st, due - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                };
             }
             None if st.closed => return Work::Stop,
             None => st = q.changed.wait(st).unwrap_or_else(|p| p.into_inner()),
@@ -394,25 +483,23 @@ fn next_work(q: &Queue, max_batch: usize, max_wait: Duration) -> Work {
     }
 }
 
-/// One worker: runs batches from the shared queue until it closes.
-fn worker(
-    mut model: Box<dyn Forward>,
-    q: &Queue,
-    stats: &PadStats,
-    max_batch: usize,
-    max_wait: Duration,
-) {
-    let max_batch = if model.one_at_a_time() { 1 } else { max_batch };
+/// One worker of `runner`: runs batches from the shared queue until it closes.
+fn worker(model: &dyn Forward, runner: usize, shared: &Shared) {
+    let max_batch = if model.one_at_a_time() {
+        1
+    } else {
+        shared.max_batch
+    };
     loop {
-        match next_work(q, max_batch, max_wait) {
+        match next_work(shared, runner, max_batch) {
             Work::Batch(batch) => {
                 // Others may be able to start on what is left.
-                q.changed.notify_one();
-                run_batch(model.as_mut(), batch, stats);
+                shared.queue.changed.notify_one();
+                run_batch(model, runner, batch, shared);
             }
             Work::Raw((b, reply)) => {
                 let refs: Vec<&EncodedWindow> = b.iter().collect();
-                let _ = reply.send(forward(model.as_mut(), &refs).map(|r| r.len()));
+                let _ = reply.send(forward(model, &refs).map(|o| o.shape[0]));
             }
             Work::Stop => return,
         }
@@ -428,17 +515,18 @@ mod tests {
     /// first pass waits for the gate: a slow model, behind which the queue fills up.
     struct Echo(
         Arc<Mutex<Vec<usize>>>,
-        Option<crossbeam_channel::Receiver<()>>,
+        Mutex<Option<crossbeam_channel::Receiver<()>>>,
     );
     impl Forward for Echo {
-        fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
-            if let Some(gate) = self.1.take() {
+        fn run(&self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
+            if let Some(gate) = self.1.lock().unwrap().take() {
                 let _ = gate.recv_timeout(Duration::from_secs(10));
             }
             self.0.lock().unwrap().push(seqs.len());
             Ok(Output {
                 shape: vec![seqs.len(), 1],
                 data: seqs.iter().map(|s| s.ids.len() as f32).collect(),
+                timing: Default::default(),
             })
         }
         fn output_name(&self) -> &str {
@@ -477,20 +565,91 @@ mod tests {
             st.arrivals.push_back((seq as u64, len, Instant::now()));
             st.by_len.insert(
                 (len, seq as u64),
-                Job {
-                    window: window(len),
-                    tag: seq,
-                    reply: tx.clone(),
-                },
+                (
+                    Job {
+                        window: window(len),
+                        tag: seq,
+                        reply: tx.clone(),
+                    },
+                    Instant::now(),
+                ),
             );
         }
         let lens = |b: &[Job]| b.iter().map(|j| j.window.len()).collect::<Vec<_>>();
         // The oldest (50) and its three nearest lengths.
-        assert_eq!(lens(&st.take_batch(4)), vec![49, 50, 51, 52]);
+        assert_eq!(lens(&st.take_batch(4).0), vec![49, 50, 51, 52]);
         // Then the oldest left (10) and its nearest.
-        assert_eq!(lens(&st.take_batch(2)), vec![10, 90]);
-        assert_eq!(lens(&st.take_batch(8)), vec![300]);
-        assert!(st.take_batch(8).is_empty());
+        assert_eq!(lens(&st.take_batch(2).0), vec![10, 90]);
+        assert_eq!(lens(&st.take_batch(8).0), vec![300]);
+        assert!(st.take_batch(8).0.is_empty());
+    }
+
+    /// Submits `n` windows of length 10 to `b` and waits for every reply.
+    fn run_windows(b: &Batcher, n: usize) {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        for tag in 0..n {
+            b.submit(Job {
+                window: window(10),
+                tag,
+                reply: tx.clone(),
+            })
+            .unwrap();
+        }
+        for _ in 0..n {
+            rx.recv_timeout(Duration::from_secs(20)).unwrap().1.unwrap();
+        }
+    }
+
+    /// One device (the stand-in, 20 ms a batch) shared by two workers: while one batch runs the
+    /// next is taken, so two are in flight; with one worker, one. The batches stay full.
+    #[test]
+    fn overlap_keeps_two_batches_in_flight_on_one_device() {
+        for overlap in [1, 2] {
+            let device = Arc::new(crate::engine::stand_in::StandIn::new(
+                Duration::from_millis(20),
+                3,
+                0,
+            ));
+            let b = Batcher::start(vec![device], overlap, 16, Duration::from_millis(50)).unwrap();
+            run_windows(&b, 16 * 6);
+            let s = b.stages().snapshot();
+            assert_eq!(s.max_in_flight, overlap, "overlap {overlap}");
+            let pad = b.pad_stats();
+            assert_eq!((pad.batches, pad.windows), (6, 96), "overlap {overlap}");
+            assert!(s.time(Stage::Device) >= Duration::from_millis(120));
+        }
+    }
+
+    /// A worker whose device is busy takes no partial batch: windows that trickle in while a
+    /// batch runs (100 ms) wait for the device and then go as one batch, not one each.
+    #[test]
+    fn a_busy_device_gets_no_partial_batches() {
+        let device = Arc::new(crate::engine::stand_in::StandIn::new(
+            Duration::from_millis(100),
+            3,
+            0,
+        ));
+        let b = Batcher::start(vec![device], 2, 64, Duration::from_millis(15)).unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        for tag in 0..20 {
+            if tag == 10 {
+                // The first ten are on the device by now.
+                std::thread::sleep(Duration::from_millis(40));
+            }
+            if tag > 10 {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            b.submit(Job {
+                window: window(10),
+                tag,
+                reply: tx.clone(),
+            })
+            .unwrap();
+        }
+        for _ in 0..20 {
+            rx.recv_timeout(Duration::from_secs(20)).unwrap().1.unwrap();
+        }
+        assert_eq!(b.pad_stats().batches, 2, "{:?}", b.pad_stats());
     }
 
     /// Windows of lengths spread from 20 to 400 tokens, queued faster than they run (the model's
@@ -501,7 +660,8 @@ mod tests {
         let sizes = Arc::new(Mutex::new(Vec::new()));
         let (open, gate) = crossbeam_channel::bounded(1);
         let b = Batcher::start(
-            vec![Box::new(Echo(sizes.clone(), Some(gate)))],
+            vec![Arc::new(Echo(sizes.clone(), Mutex::new(Some(gate))))],
+            1,
             64,
             Duration::from_millis(50),
         )

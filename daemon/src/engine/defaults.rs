@@ -27,7 +27,13 @@ pub struct DeviceDefaults {
     pub job_chunk_size: usize,
     /// Concurrent clients of `uqd bench selfcheck` / `claims` / `calibration`.
     pub bench_clients: usize,
+    /// NLI batches in flight per session (`--nli-overlap`): while one runs, the next is taken
+    /// and padded and the last one's results handed back.
+    pub overlap: usize,
 }
+
+/// Batches in flight on the bench's stand-in device, whichever defaults it takes.
+pub const STAND_IN_OVERLAP: usize = 2;
 
 /// Windows one NLI call keeps in flight at least.
 pub const MIN_IN_FLIGHT: usize = 64;
@@ -39,6 +45,7 @@ pub const CPU: DeviceDefaults = DeviceDefaults {
     job_concurrency: 4,
     job_chunk_size: 8,
     bench_clients: 8,
+    overlap: 1,
 };
 
 /// On CUDA (module docs: measured on an H200).
@@ -48,6 +55,7 @@ pub const CUDA: DeviceDefaults = DeviceDefaults {
     job_concurrency: 32,
     job_chunk_size: 64,
     bench_clients: 32,
+    overlap: 2,
 };
 
 impl DeviceDefaults {

@@ -110,7 +110,7 @@ impl EmbedModel {
                 })
                 .collect();
             let res = {
-                let mut m = self.model.lock().unwrap_or_else(|e| e.into_inner());
+                let m = self.model.lock().unwrap_or_else(|e| e.into_inner());
                 catch_unwind(AssertUnwindSafe(|| m.run(&seqs))).map_err(|_| {
                     "internal error: the embedding forward pass panicked".to_string()
                 })??

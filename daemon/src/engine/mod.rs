@@ -11,8 +11,12 @@ pub mod nli;
 pub mod onnx;
 pub mod ort_env;
 pub mod remote;
+pub mod stages;
+pub mod stand_in;
 pub mod tokenizer;
+pub mod tokens;
 pub mod variants;
+pub mod wordpiece;
 
 #[cfg(test)]
 mod tests;
@@ -25,7 +29,7 @@ use std::time::Duration;
 use serde::Serialize;
 use uq_core::protocol::NliProbs;
 
-use crate::config::{check_model_dir, Config, Device, Precision};
+use crate::config::{check_model_dir, Config, Device, Precision, StandInMs};
 use defaults::DeviceDefaults;
 
 use batcher::{Batcher, Forward, Job};
@@ -34,6 +38,8 @@ use cache::{pair_key, text_key, DedupCache};
 use embed::EmbedModel;
 use nli::NliText;
 use onnx::OnnxModel;
+use stages::{CpuTimer, Stage, StageSnapshot};
+use stand_in::StandIn;
 use variants::Variants;
 
 /// Ready sentence embeddings kept at most (bytes) before that cache is emptied.
@@ -68,6 +74,11 @@ pub struct EngineInfo {
     pub threads: usize,
     /// NLI sessions (batches run side by side).
     pub nli_sessions: usize,
+    /// NLI batches in flight per session (`--nli-overlap`).
+    pub nli_overlap: usize,
+    /// The stand-in's time per batch when it replaces the NLI model (`--nli-stand-in-ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stand_in_ms: Option<f64>,
     /// NLI label names in model order.
     pub labels: Vec<String>,
     pub nli_cache_entries: usize,
@@ -81,6 +92,8 @@ pub struct Engine {
     nli: NliText,
     batcher: Batcher,
     nli_cache: DedupCache<NliProbs>,
+    /// Token ids of the NLI texts' sentences (`tokens`).
+    token_ids: DedupCache<Arc<Vec<u32>>>,
     embed: Option<EmbedModel>,
     sentence_cache: DedupCache<Arc<Vec<f32>>>,
     token_cache: DedupCache<Arc<Vec<Vec<f32>>>>,
@@ -93,6 +106,8 @@ pub struct Engine {
     attention_fused: Option<bool>,
     threads: usize,
     nli_sessions: usize,
+    nli_overlap: usize,
+    stand_in_ms: Option<f64>,
     max_batch: usize,
     /// The defaults of the device the NLI model runs on.
     defaults: DeviceDefaults,
@@ -114,9 +129,17 @@ impl Engine {
             check_model_dir(d, false)?;
         }
         let nli = NliText::load(&cfg.nli_model, cfg.nli_max_tokens)?;
-        let nli_run = match &cfg.nli_backend {
-            Some(b) => remote_nli(b, nli.pad_id)?,
-            None => local_nli(cfg, nli.pad_id)?,
+        let nli_run = match (&cfg.nli_backend, cfg.nli_stand_in_ms) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "--nli-stand-in-ms and --nli-backend are both set: the stand-in \
+                            replaces the NLI model wherever it runs; unset one of them"
+                        .into(),
+                )
+            }
+            (Some(b), None) => remote_nli(b, nli.pad_id)?,
+            (None, Some(ms)) => stand_in_nli(cfg, ms, nli.labels.names.len(), nli.pad_id),
+            (None, None) => local_nli(cfg, nli.pad_id)?,
         };
         let max_batch = nli_batch(cfg, &nli_run.defaults);
         let embed = match &cfg.embed_model {
@@ -135,8 +158,10 @@ impl Engine {
         // Local sessions, or batches in flight on the inference servers.
         let nli_sessions = nli_run.runners.len();
         let one_at_a_time = nli_run.runners.iter().all(|r| r.one_at_a_time());
+        let nli_overlap = cfg.nli_overlap.unwrap_or(nli_run.overlap).max(1);
         let batcher = Batcher::start(
             nli_run.runners,
+            nli_overlap,
             max_batch,
             Duration::from_millis(cfg.max_wait_ms),
         )?;
@@ -144,6 +169,7 @@ impl Engine {
             nli,
             batcher,
             nli_cache: DedupCache::new(Some(NLI_CACHE_ENTRIES), |_| 1),
+            token_ids: tokens::ids_cache(),
             embed,
             sentence_cache: DedupCache::new(Some(SENTENCE_CACHE_BYTES), |v| v.len() * 4 + 64),
             token_cache: DedupCache::new(Some(TOKEN_CACHE_BYTES), |v| {
@@ -158,6 +184,8 @@ impl Engine {
             attention_fused: nli_run.attention_fused,
             threads: cfg.threads,
             nli_sessions,
+            nli_overlap,
+            stand_in_ms: cfg.nli_stand_in_ms.map(|s| s.0),
             max_batch: max_batch.max(1),
             defaults: nli_run.defaults,
             one_at_a_time,
@@ -171,9 +199,18 @@ impl Engine {
     /// NLI probabilities of `(premise, hypothesis)` pairs, in order. Cached; cache misses go
     /// through the shared batcher.
     pub fn nli(&self, pairs: &[(String, String)]) -> Result<Vec<NliProbs>, String> {
+        let start = CpuTimer::start();
         let keys: Vec<u128> = pairs.iter().map(|(p, h)| pair_key(p, h)).collect();
-        self.nli_cache
-            .get_or_compute(&keys, |owned| self.compute_nli(pairs, owned))
+        let mut computing = Duration::ZERO;
+        let probs = self.nli_cache.get_or_compute(&keys, |owned| {
+            let t = CpuTimer::start();
+            let r = self.compute_nli(pairs, owned);
+            computing = t.elapsed();
+            r
+        })?;
+        let cache = start.elapsed().saturating_sub(computing);
+        self.batcher.stages().add(Stage::Cache, cache);
+        Ok(probs)
     }
 
     fn compute_nli<'a>(
@@ -181,26 +218,32 @@ impl Engine {
         pairs: &'a [(String, String)],
         owned: &[usize],
     ) -> Result<Vec<NliProbs>, String> {
-        // Tokenise each distinct text once.
-        let mut memo: HashMap<&'a str, Arc<Vec<u32>>> = HashMap::new();
-        let mut tok = |s: &'a str| -> Result<Arc<Vec<u32>>, String> {
-            if let Some(v) = memo.get(s) {
-                return Ok(v.clone());
-            }
-            let v = Arc::new(self.nli.tokenize(s)?);
-            memo.insert(s, v.clone());
-            Ok(v)
+        let stages = self.batcher.stages();
+        let tokenising = CpuTimer::start();
+        // Each distinct text once, sentence by sentence (`tokens`).
+        let mut index: HashMap<u128, usize> = HashMap::new();
+        let mut texts: Vec<&str> = Vec::new();
+        let mut slot = |s: &'a str| {
+            *index.entry(text_key(s)).or_insert_with(|| {
+                texts.push(s);
+                texts.len() - 1
+            })
         };
+        let slots: Vec<(usize, usize)> = owned
+            .iter()
+            .map(|&i| (slot(&pairs[i].0), slot(&pairs[i].1)))
+            .collect();
+        let ids = tokens::token_ids(&self.nli, &self.token_ids, self.nli.by_sentence, &texts)?;
         let mut items = Vec::with_capacity(owned.len());
-        for &i in owned {
-            let (p, h) = &pairs[i];
-            let (pi, hi) = (tok(p)?, tok(h)?);
+        for (&i, &(p, h)) in owned.iter().zip(&slots) {
+            let (pi, hi) = (ids[p].clone(), ids[h].clone());
             let plan = self
                 .nli
                 .plan(pi.len(), hi.len())
                 .map_err(|e| format!("NLI pair {i}: {e}"))?;
             items.push((pi, hi, plan));
         }
+        stages.add(Stage::Tokenise, tokenising.elapsed());
 
         // Stream the windows through the batcher, a bounded number in flight.
         let (tx, rx) = crossbeam_channel::unbounded();
@@ -211,7 +254,9 @@ impl Engine {
         loop {
             while inflight < cap && item < items.len() {
                 let (pi, hi, plan) = &items[item];
+                let built = CpuTimer::start();
                 let window = self.nli.template.build(&pi[plan.range(win)], hi);
+                stages.add(Stage::Tokenise, built.elapsed());
                 tokens += window.len() as u64;
                 self.batcher.submit(Job {
                     window,
@@ -229,6 +274,7 @@ impl Engine {
             if inflight == 0 {
                 break;
             }
+            let scattered = CpuTimer::start();
             let (tag, row) = loop {
                 match rx.recv_timeout(Duration::from_millis(500)) {
                     Ok(r) => break r,
@@ -246,6 +292,7 @@ impl Engine {
             if slot.as_ref().is_none_or(|b| decisive(&probs) > decisive(b)) {
                 *slot = Some(probs);
             }
+            stages.add(Stage::Scatter, scattered.elapsed());
         }
         self.windows_computed.fetch_add(total, Ordering::Relaxed);
         self.tokens_computed.fetch_add(tokens, Ordering::Relaxed);
@@ -295,6 +342,8 @@ impl Engine {
             attention_fused: self.attention_fused,
             threads: self.threads,
             nli_sessions: self.nli_sessions,
+            nli_overlap: self.nli_overlap,
+            stand_in_ms: self.stand_in_ms,
             labels: self.nli.labels.names.clone(),
             nli_cache_entries: self.nli_cache.len(),
             embed_cache_entries: self.sentence_cache.len() + self.token_cache.len(),
@@ -327,9 +376,11 @@ impl Engine {
         self.batcher.raw(batches.to_vec())
     }
 
-    /// Empties the NLI pair cache (benchmarks: each setting measured cold).
+    /// Empties the NLI pair cache and the token ids of its texts (benchmarks: each setting
+    /// measured cold).
     pub fn clear_nli_cache(&self) {
         self.nli_cache.clear();
+        self.token_ids.clear();
     }
 
     /// NLI pairs computed so far (cache misses).
@@ -346,6 +397,16 @@ impl Engine {
     /// through `nli`.
     pub fn nli_tokens_computed(&self) -> u64 {
         self.tokens_computed.load(Ordering::Relaxed)
+    }
+
+    /// Where the NLI path's time went so far, per stage (the benches: µs per pair).
+    pub fn nli_stages(&self) -> StageSnapshot {
+        self.batcher.stages().snapshot()
+    }
+
+    /// Starts a new count of the most NLI batches in flight at once (benches: one per run).
+    pub fn reset_nli_in_flight(&self) {
+        self.batcher.stages().reset_max_in_flight();
     }
 
     /// Padding of the NLI batches run so far (`pad_ratio`).
@@ -372,7 +433,9 @@ impl Engine {
 
 /// How the NLI forward passes run: the batcher's runners and what `info` says of them.
 struct NliRun {
-    runners: Vec<Box<dyn Forward>>,
+    runners: Vec<Arc<dyn Forward>>,
+    /// Batches in flight per runner unless `--nli-overlap` says.
+    overlap: usize,
     device: String,
     device_note: Option<String>,
     precision_note: Option<String>,
@@ -400,10 +463,11 @@ const WORKERS_PER_ENDPOINT: usize = 2;
 fn remote_nli(backend: &crate::config::NliBackend, pad_id: u32) -> Result<NliRun, String> {
     let r = Arc::new(remote::Remote::connect(backend, pad_id)?);
     remote::start_health_checks(&r, Duration::from_millis(backend.health_ms))?;
-    let runners: Vec<Box<dyn Forward>> = (0..WORKERS_PER_ENDPOINT * r.endpoint_count())
-        .map(|_| Box::new(remote::RemoteRunner(r.clone())) as Box<dyn Forward>)
+    let runners: Vec<Arc<dyn Forward>> = (0..WORKERS_PER_ENDPOINT * r.endpoint_count())
+        .map(|_| Arc::new(remote::RemoteRunner(r.clone())) as Arc<dyn Forward>)
         .collect();
     Ok(NliRun {
+        overlap: 1,
         device: "remote".into(),
         device_note: None,
         precision_note: None,
@@ -441,7 +505,7 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
         sessions_for(precision)
     };
     let (file, row_at_a_time) = (std::path::PathBuf::from(&model.path), model.row_at_a_time);
-    let mut runners: Vec<Box<dyn Forward>> = Vec::with_capacity(sessions);
+    let mut runners: Vec<Arc<dyn Forward>> = Vec::with_capacity(sessions);
     for _ in 1..sessions {
         let mut m = OnnxModel::load(
             &env,
@@ -452,11 +516,12 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
             pad_id,
         )?;
         m.row_at_a_time = row_at_a_time;
-        runners.push(Box::new(m));
+        runners.push(Arc::new(m));
     }
-    // The batch (`nli_batch`) and the windows in flight per call follow the device.
+    // The batch (`nli_batch`), the windows in flight per call and the overlap follow the device.
     let defaults = DeviceDefaults::of(device);
     Ok(NliRun {
+        overlap: defaults.overlap,
         device: device.as_str().to_string(),
         device_note: model.cuda_not_used.clone(),
         precision_note,
@@ -466,10 +531,32 @@ fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
         embed_device: device,
         defaults,
         remote: None,
-        runners: std::iter::once(Box::new(model) as Box<dyn Forward>)
+        runners: std::iter::once(Arc::new(model) as Arc<dyn Forward>)
             .chain(runners)
             .collect(),
     })
+}
+
+/// The bench's stand-in in place of the NLI model (`--nli-stand-in-ms`): one device, with the
+/// defaults of CUDA (a card is what it stands in for) unless `--device cpu`, and 2 batches in
+/// flight unless `--nli-overlap` says.
+fn stand_in_nli(cfg: &Config, ms: StandInMs, labels: usize, pad_id: u32) -> NliRun {
+    let defaults = DeviceDefaults::of(match cfg.device {
+        Device::Cpu => Device::Cpu,
+        Device::Auto | Device::Cuda => Device::Cuda,
+    });
+    NliRun {
+        runners: vec![Arc::new(StandIn::new(ms.per_batch(), labels, pad_id))],
+        overlap: defaults::STAND_IN_OVERLAP,
+        device: "stand-in".into(),
+        device_note: None,
+        precision_note: None,
+        precision: "stand-in".into(),
+        nli_file: format!("stand-in: {} ms per batch", ms.0),
+        embed_device: Device::Cpu,
+        defaults,
+        remote: None,
+    }
 }
 
 /// Loads the NLI model file that `cfg.precision` picks for the device it gets (see `variants`):

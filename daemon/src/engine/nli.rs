@@ -7,6 +7,7 @@ use tokenizers::Tokenizer;
 use uq_core::protocol::NliProbs;
 
 use super::batcher::EncodedWindow;
+use super::wordpiece::AsciiWordPiece;
 
 /// The label order of the model and where entailment, neutral and contradiction sit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,6 +223,10 @@ pub struct NliText {
     pub window: usize,
     pub labels: Labels,
     pub pad_id: u32,
+    /// Whether a text's ids are its sentences' ids one after the other (`tokens`).
+    pub by_sentence: bool,
+    /// The tokenizer's fast path for ASCII text when it is BERT's (`wordpiece`).
+    fast: Option<AsciiWordPiece>,
 }
 
 impl NliText {
@@ -263,7 +268,11 @@ impl NliText {
                 "NLI window of {window} tokens is too small for this model"
             ));
         }
+        let by_sentence = super::tokens::splits_at_whitespace(&tokenizer);
+        let fast = AsciiWordPiece::of(&tokenizer);
         Ok(NliText {
+            by_sentence,
+            fast,
             tokenizer,
             template,
             window,
@@ -272,8 +281,22 @@ impl NliText {
         })
     }
 
-    /// Token ids of `text` without special tokens.
+    /// Token ids of `text` without special tokens (its plain ASCII words through the fast path,
+    /// when the tokenizer has one).
     pub fn tokenize(&self, text: &str) -> Result<Vec<u32>, String> {
+        match &self.fast {
+            Some(fast) => fast.ids(text, &|part| self.tokenize_slow(part)),
+            None => self.tokenize_slow(text),
+        }
+    }
+
+    /// Whether the tokenizer has the fast path for ASCII text (`wordpiece`).
+    pub fn has_fast_path(&self) -> bool {
+        self.fast.is_some()
+    }
+
+    /// Token ids of `text` without special tokens, from the `tokenizers` crate.
+    pub fn tokenize_slow(&self, text: &str) -> Result<Vec<u32>, String> {
         match catch_unwind(AssertUnwindSafe(|| self.tokenizer.encode(text, false))) {
             Ok(Ok(enc)) => Ok(enc.get_ids().to_vec()),
             Ok(Err(e)) => Err(format!("cannot tokenize text of {} bytes: {e}", text.len())),

@@ -2,6 +2,8 @@
 //! the inputs the model declares (and only those) and reads one float output.
 
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use ort::session::{Session, SessionInputValue};
 use ort::value::{DynValue, Tensor, TensorElementType, ValueType};
@@ -9,6 +11,7 @@ use ort::value::{DynValue, Tensor, TensorElementType, ValueType};
 use crate::config::Device;
 
 use super::ort_env;
+use super::stages::CpuTimer;
 
 /// What an encoder input holds, known by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,7 +77,9 @@ pub struct SeqRef<'a> {
 }
 
 pub struct OnnxModel {
-    session: Session,
+    /// Behind a lock: the workers that share the session prepare their batches beside each
+    /// other and run them one at a time.
+    session: Mutex<Session>,
     inputs: Vec<(String, InputKind, IntType)>,
     output: String,
     pub device: Device,
@@ -88,10 +93,26 @@ pub struct OnnxModel {
     pub path: String,
 }
 
-/// The float output of one forward pass: `shape` and row-major `data`.
+/// The float output of one forward pass: `shape` and row-major `data`, and where its time went.
 pub struct Output {
     pub shape: Vec<usize>,
     pub data: Vec<f32>,
+    pub timing: RunTiming,
+}
+
+/// Where a forward pass's time went: host work (padding the inputs, copying the output out) and
+/// the pass itself (zero both when the runner does not say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunTiming {
+    pub host: Duration,
+    pub device: Duration,
+}
+
+impl RunTiming {
+    fn add(&mut self, other: RunTiming) {
+        self.host += other.host;
+        self.device += other.device;
+    }
 }
 
 impl OnnxModel {
@@ -149,7 +170,7 @@ impl OnnxModel {
             .map(|o| o.name().to_string())
             .ok_or_else(|| format!("model {} has no outputs", model_path.display()))?;
         Ok(OnnxModel {
-            session,
+            session: Mutex::new(session),
             inputs,
             output,
             device: loaded.device,
@@ -166,29 +187,42 @@ impl OnnxModel {
     }
 
     /// Runs `seqs` (one forward pass, or one per sequence when `row_at_a_time`).
-    pub fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
+    pub fn run(&self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
         if !self.row_at_a_time || seqs.len() <= 1 {
             return self.run_batch(seqs);
         }
         let mut shape = Vec::new();
         let mut data = Vec::new();
+        let mut timing = RunTiming::default();
         for s in seqs {
             let out = self.run_batch(std::slice::from_ref(s))?;
             shape = out.shape;
             data.extend(out.data);
+            timing.add(out.timing);
         }
         shape[0] = seqs.len();
-        Ok(Output { shape, data })
+        Ok(Output {
+            shape,
+            data,
+            timing,
+        })
     }
 
-    /// One forward pass over `seqs`, right-padded to the longest (pad id, attention 0, type 0).
-    fn run_batch(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
+    fn session(&self) -> MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One forward pass over `seqs`, right-padded to the longest (pad id, attention 0, type 0);
+    /// the inputs are made before the session's lock is taken.
+    fn run_batch(&self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
         if seqs.is_empty() {
             return Ok(Output {
                 shape: vec![0],
                 data: Vec::new(),
+                timing: RunTiming::default(),
             });
         }
+        let host = CpuTimer::start();
         let b = seqs.len();
         let l = padded_len(seqs);
         let mut values: Vec<(String, SessionInputValue<'static>)> =
@@ -209,10 +243,14 @@ impl OnnxModel {
             };
             values.push((name.clone(), SessionInputValue::from(v)));
         }
-        let outputs = self
-            .session
+        let inputs_made = host.elapsed();
+        let mut session = self.session();
+        let ran = Instant::now();
+        let outputs = session
             .run(values)
             .map_err(|e| format!("ONNX Runtime failed on {}: {e}", self.path))?;
+        let device = ran.elapsed();
+        let copying = CpuTimer::start();
         let out = outputs
             .get(&self.output)
             .ok_or_else(|| format!("model {} produced no output {:?}", self.path, self.output))?;
@@ -229,9 +267,14 @@ impl OnnxModel {
                 self.output, self.path
             ));
         }
+        let data = data.to_vec();
         Ok(Output {
             shape,
-            data: data.to_vec(),
+            data,
+            timing: RunTiming {
+                host: inputs_made + copying.elapsed(),
+                device,
+            },
         })
     }
 }

@@ -411,7 +411,11 @@ impl Remote {
                 data.len()
             )));
         }
-        Ok(Output { shape, data })
+        Ok(Output {
+            shape,
+            data,
+            timing: Default::default(),
+        })
     }
 
     /// Runs one batch: endpoints in turn, up to `1 + retries` attempts.
@@ -420,6 +424,7 @@ impl Remote {
             return Ok(Output {
                 shape: vec![0],
                 data: Vec::new(),
+                timing: Default::default(),
             });
         }
         let body = self.body(seqs)?;
@@ -526,7 +531,7 @@ pub fn start_health_checks(remote: &Arc<Remote>, interval: Duration) -> Result<(
 pub struct RemoteRunner(pub Arc<Remote>);
 
 impl Forward for RemoteRunner {
-    fn run(&mut self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
+    fn run(&self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
         self.0.run(seqs)
     }
     fn output_name(&self) -> &str {

@@ -754,3 +754,104 @@ fn late_window_contradiction_is_found() {
         .unwrap()[0];
     assert!(whole.contradiction > 0.5, "{whole:?}");
 }
+
+/// `tokens::token_ids` sentence by sentence against the tokenizer on each whole text.
+fn assembled_vs_whole(texts: &[&str]) -> (std::time::Duration, std::time::Duration) {
+    let cache = tokens::ids_cache();
+    let t = CpuTimer::start();
+    let got = tokens::token_ids(&ENGINE.nli, &cache, true, texts).unwrap();
+    let assembled = t.elapsed();
+    let t = CpuTimer::start();
+    let want: Vec<Vec<u32>> = texts
+        .iter()
+        .map(|s| ENGINE.nli.tokenize_slow(s).unwrap())
+        .collect();
+    let whole = t.elapsed();
+    for ((text, got), want) in texts.iter().zip(&got).zip(&want) {
+        assert_eq!(**got, *want, "{text:?}");
+    }
+    (assembled, whole)
+}
+
+#[test]
+fn sentence_by_sentence_ids_equal_the_whole_texts_ids() {
+    assert!(
+        ENGINE.nli.by_sentence,
+        "the shipped tokenizer is cut at whitespace"
+    );
+    assert!(
+        ENGINE.nli.has_fast_path(),
+        "the shipped tokenizer is BERT's"
+    );
+    let odd = [
+        "He left.  She stayed!\n\nWhy? \"Because.\" (So.) [SEP] came. x[CLS]y. ",
+        "Café Ωμέγα ΣΟΦΟΣ. 北京 is big. Ünïcödé\u{301} e\u{301}. \u{301}Mark. Tab\tafter.\u{200b} Zero.",
+        "Control\u{0}chars. \u{fffd}Replacement. NBSP.\u{a0}Next. Ideographic.\u{3000}Space.",
+        &format!("{}. short. {}x", "a".repeat(120), "b".repeat(99)),
+        "", "   ", ".", "..  ..", "e.g. 3.5 kg. Mr. Smith, Jr. left.",
+        "McDonald's e-mail costs $100,000 (approx.)?! ##ing qzxjkvwpt Zzyzx 1867-1934 a\tb\r\nc",
+        "Unaffable UNAFFABLE unaffable. [sep] [SEP] <s> x[MASK] ~`^|\\{}@#%&*+=<>_/",
+        "Vertical\x0btab. Form\x0cfeed. Del\x7fete. Bell\x07. Esc\x1b[0m.",
+    ];
+    assembled_vs_whole(&odd);
+}
+
+/// Every premise and unit of SelfCheckGPT WikiBio (dev, 60 passages) at m = 5 with the default
+/// premise (the 3 most relevant sentences of each sample), and the whole samples: the ids put
+/// together sentence by sentence are the tokenizer's ids of the text. Prints the CPU time of both.
+#[test]
+fn selfcheck_premises_assembled_ids_equal_the_tokenizers() {
+    use uq_core::score::premise::DEFAULT_SENTENCE_PREMISE;
+    let data = std::env::var("UQ_BENCH_DATA")
+        .unwrap_or_else(|_| "/work/shared/data/selfcheck_wikibio_dev.jsonl".into());
+    let Ok(text) = std::fs::read_to_string(&data) else {
+        eprintln!("skipped: no {data}");
+        return;
+    };
+    let (mut premises, mut units, mut samples) = (Vec::new(), Vec::new(), Vec::new());
+    for line in text.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        let strings = |k: &str, n: usize| -> Vec<String> {
+            r[k].as_array()
+                .unwrap()
+                .iter()
+                .take(n)
+                .map(|v| v.as_str().unwrap().to_string())
+                .collect()
+        };
+        let (s, u) = (
+            strings("gpt3_text_samples", 20),
+            strings("gpt3_sentences", usize::MAX),
+        );
+        let refs: Vec<&str> = s.iter().take(5).map(String::as_str).collect();
+        let rows =
+            crate::score::premise::premises(&ENGINE, DEFAULT_SENTENCE_PREMISE, &refs, &u).unwrap();
+        premises.extend(rows.into_iter().flatten());
+        units.extend(u);
+        samples.extend(s);
+    }
+    let reduced = premises.iter().filter(|p| !samples.contains(p)).count();
+    let ascii = premises
+        .iter()
+        .chain(&units)
+        .chain(&samples)
+        .filter(|t| t.is_ascii())
+        .count();
+    assert!(reduced > 2000, "{reduced} reduced premises");
+    let texts: Vec<&str> = premises
+        .iter()
+        .chain(&units)
+        .chain(&samples)
+        .map(String::as_str)
+        .collect();
+    let (assembled, whole) = assembled_vs_whole(&texts);
+    eprintln!(
+        "{} premises ({reduced} reduced), {} units, {} samples ({ascii} texts all ASCII): equal; CPU \
+         {:.1} ms assembled (fast path), {:.1} ms tokenised whole (tokenizers crate)",
+        premises.len(),
+        units.len(),
+        samples.len(),
+        assembled.as_secs_f64() * 1e3,
+        whole.as_secs_f64() * 1e3
+    );
+}

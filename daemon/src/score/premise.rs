@@ -2,10 +2,13 @@
 //! (`uq_core::score::premise`; beyond the paper): the whole text, or its K sentences most
 //! relevant to the unit, ranked by shared words or by the embedding model.
 
+use std::collections::HashSet;
+
 use uq_core::decompose::split_sentences;
 use uq_core::score::premise::{
-    join_selected, lexical_relevance, lexical_selection, top_k, Premise, Rank,
+    join_selected, lexical_relevance_of, lexical_selection, top_k, Premise, Rank,
 };
+use uq_core::words::content_words;
 
 use crate::engine::Engine;
 
@@ -44,8 +47,21 @@ pub fn premises(
             }
         }
     };
+    // Lexical ranking: the content words of each sentence of a text to rank, and of each
+    // hypothesis, found once (not once per hypothesis and text).
+    let words = (rank == Rank::Lexical).then(|| {
+        let sentence_words: Vec<Vec<HashSet<String>>> = sentences
+            .iter()
+            .map(|s| match s.len() > k {
+                true => s.iter().map(|x| content_words(x)).collect(),
+                false => Vec::new(),
+            })
+            .collect();
+        let hyp_words: Vec<HashSet<String>> = hyps.iter().map(|h| content_words(h)).collect();
+        (sentence_words, hyp_words)
+    });
     let mut out = Vec::with_capacity(hyps.len());
-    for (h, hyp) in hyps.iter().enumerate() {
+    for h in 0..hyps.len() {
         let mut row = Vec::with_capacity(texts.len());
         let mut offset = 0; // into the embedded sentences of the ranked texts
         for (t, text) in texts.iter().enumerate() {
@@ -63,7 +79,12 @@ pub fn premises(
                     offset += sents.len();
                     v
                 }
-                None => lexical_relevance(hyp, sents),
+                None => match &words {
+                    Some((sentence_words, hyp_words)) => {
+                        lexical_relevance_of(&hyp_words[h], &sentence_words[t])
+                    }
+                    None => return Err("internal error: no content words to rank by".into()),
+                },
             };
             let chosen = match rank {
                 Rank::Lexical => lexical_selection(&relevance, k),

@@ -33,6 +33,7 @@ mod registered;
 mod selfcheck_example;
 mod soak;
 mod sqlite_cli;
+mod stand_in;
 mod triton;
 mod trust_sql;
 mod unit_qa_sql;
