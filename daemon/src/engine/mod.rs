@@ -553,6 +553,7 @@ fn stand_in_nli(cfg: &Config, ms: StandInMs, labels: usize, pad_id: u32) -> NliR
         precision_note: None,
         precision: "stand-in".into(),
         nli_file: format!("stand-in: {} ms per batch", ms.0),
+        attention_fused: None,
         embed_device: Device::Cpu,
         defaults,
         remote: None,
