@@ -76,6 +76,12 @@ pub struct SeqRef<'a> {
     pub type_ids: &'a [u32],
 }
 
+/// Why a failed pass is run once more: once, under load, the first passes of a fresh int8
+/// session failed with `Non-zero status code returned while running DynamicQuantizeMatMul node
+/// … GetElementType is not implemented` and the next worked (docs/design.md, "First passes").
+pub const RETRY_NOTE: &str = "a failed pass is retried once: a fresh session's first pass \
+                              once failed this way under load and the next one worked";
+
 pub struct OnnxModel {
     /// Behind a lock: the workers that share the session prepare their batches beside each
     /// other and run them one at a time.
@@ -91,6 +97,10 @@ pub struct OnnxModel {
     pub row_at_a_time: bool,
     pad_id: u32,
     pub path: String,
+    /// Tests: the next this many attempts of passes run with an id past the vocabulary, so that
+    /// ONNX Runtime itself fails them.
+    #[cfg(test)]
+    pub(crate) fail_next: std::sync::atomic::AtomicUsize,
 }
 
 /// The float output of one forward pass: `shape` and row-major `data`, and where its time went.
@@ -169,7 +179,7 @@ impl OnnxModel {
             .or_else(|| session.outputs().first())
             .map(|o| o.name().to_string())
             .ok_or_else(|| format!("model {} has no outputs", model_path.display()))?;
-        Ok(OnnxModel {
+        let model = OnnxModel {
             session: Mutex::new(session),
             inputs,
             output,
@@ -178,7 +188,15 @@ impl OnnxModel {
             row_at_a_time: false,
             pad_id,
             path: model_path.display().to_string(),
-        })
+            #[cfg(test)]
+            fail_next: Default::default(),
+        };
+        // Sessions are loaded one after another, so their first passes run one at a time. One
+        // that fails twice is left to the callers' passes (each retried once).
+        if let Err(e) = model.warm_up() {
+            eprintln!("uqd: {e}; the session is kept and its passes are retried once");
+        }
+        Ok(model)
     }
 
     /// The name of the output that is read.
@@ -213,7 +231,8 @@ impl OnnxModel {
     }
 
     /// One forward pass over `seqs`, right-padded to the longest (pad id, attention 0, type 0);
-    /// the inputs are made before the session's lock is taken.
+    /// the inputs are made before the session's lock is taken. A pass that fails inside ONNX
+    /// Runtime is run once more before it is an error, and the log says so ([`RETRY_NOTE`]).
     fn run_batch(&self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
         if seqs.is_empty() {
             return Ok(Output {
@@ -223,10 +242,76 @@ impl OnnxModel {
             });
         }
         let host = CpuTimer::start();
+        let (b, l) = (seqs.len(), padded_len(seqs));
+        let values = self.inputs(seqs, l)?;
+        #[cfg(test)]
+        let values = self.injected_failure(seqs, l)?.unwrap_or(values);
+        let inputs_made = host.elapsed();
+        let mut session = self.session();
+        let ran = Instant::now();
+        let first = match session.run(values) {
+            Ok(outputs) => return self.output(&outputs, b, inputs_made, ran.elapsed()),
+            Err(e) => e.to_string(),
+        };
+        eprintln!(
+            "uqd: ONNX Runtime failed on a pass of {b} rows × {l} tokens of {}: {first}; \
+             retrying once ({RETRY_NOTE})",
+            self.path
+        );
+        let values = self.inputs(seqs, l)?;
+        #[cfg(test)]
+        let values = self.injected_failure(seqs, l)?.unwrap_or(values);
+        let ran = Instant::now();
+        // (a binding, not the block's value: the session's borrow must end before it does)
+        #[allow(clippy::let_and_return)]
+        let retried = match session.run(values) {
+            Ok(outputs) => {
+                eprintln!("uqd: the retried pass of {b} rows of {} worked", self.path);
+                self.output(&outputs, b, inputs_made, ran.elapsed())
+            }
+            Err(e) => Err(format!(
+                "ONNX Runtime failed twice on {} (a pass of {b} rows × {l} tokens): {first}; \
+                 then {e}",
+                self.path
+            )),
+        };
+        retried
+    }
+
+    /// Tests: inputs that ONNX Runtime fails on (an id past any vocabulary) while `fail_next`
+    /// counts down.
+    #[cfg(test)]
+    fn injected_failure(
+        &self,
+        seqs: &[SeqRef<'_>],
+        l: usize,
+    ) -> Result<Option<Vec<(String, SessionInputValue<'static>)>>, String> {
+        use std::sync::atomic::Ordering;
+        let take = self
+            .fail_next
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if take.is_err() {
+            return Ok(None);
+        }
+        let ids = vec![1u32 << 30; l];
+        let bad: Vec<SeqRef<'_>> = seqs
+            .iter()
+            .map(|s| SeqRef {
+                ids: &ids,
+                type_ids: s.type_ids,
+            })
+            .collect();
+        self.inputs(&bad, l).map(Some)
+    }
+
+    /// The model's inputs for `seqs` padded to `l` tokens.
+    fn inputs(
+        &self,
+        seqs: &[SeqRef<'_>],
+        l: usize,
+    ) -> Result<Vec<(String, SessionInputValue<'static>)>, String> {
         let b = seqs.len();
-        let l = padded_len(seqs);
-        let mut values: Vec<(String, SessionInputValue<'static>)> =
-            Vec::with_capacity(self.inputs.len());
+        let mut values = Vec::with_capacity(self.inputs.len());
         for (name, kind, ty) in &self.inputs {
             let data = kind.data(seqs, l, self.pad_id);
             let shape = vec![b as i64, l as i64];
@@ -243,13 +328,17 @@ impl OnnxModel {
             };
             values.push((name.clone(), SessionInputValue::from(v)));
         }
-        let inputs_made = host.elapsed();
-        let mut session = self.session();
-        let ran = Instant::now();
-        let outputs = session
-            .run(values)
-            .map_err(|e| format!("ONNX Runtime failed on {}: {e}", self.path))?;
-        let device = ran.elapsed();
+        Ok(values)
+    }
+
+    /// The read output of a pass over `b` rows, with its timing.
+    fn output(
+        &self,
+        outputs: &ort::session::SessionOutputs<'_>,
+        b: usize,
+        inputs_made: Duration,
+        device: Duration,
+    ) -> Result<Output, String> {
         let copying = CpuTimer::start();
         let out = outputs
             .get(&self.output)
@@ -276,5 +365,19 @@ impl OnnxModel {
                 device,
             },
         })
+    }
+
+    /// One pass over a two-token row, run when the session is loaded, before it serves: its
+    /// first pass (where ONNX Runtime finishes setting up its kernels) then never runs beside
+    /// another session's first pass under a caller's batch ([`RETRY_NOTE`]).
+    fn warm_up(&self) -> Result<(), String> {
+        let ids = [self.pad_id, self.pad_id];
+        let type_ids = [0, 0];
+        self.run_batch(&[SeqRef {
+            ids: &ids,
+            type_ids: &type_ids,
+        }])
+        .map(|_| ())
+        .map_err(|e| format!("the first pass of {} failed: {e}", self.path))
     }
 }
