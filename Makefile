@@ -5,7 +5,7 @@ SQLITE ?= /usr/bin/sqlite3
 SAMPLES ?= 5
 DATA ?= ../shared/data
 
-.PHONY: setup demo check test bench wheel clean nli-env nli-smoke nli-model nli-v3
+.PHONY: setup demo check test bench wheel clean nli-env nli-smoke nli-model nli-v3 nli-fast
 
 setup:
 	@bash scripts/setup.sh
@@ -43,7 +43,9 @@ bench: setup
 # The NLI model recipe (models/nli/README.md): a private PyTorch environment (.cache/nli-train,
 # ~5.5 GB installed, 3.1 GB downloaded, with PyTorch's CUDA wheels), not part of `make test`. nli-smoke (a few hundred pairs, CI)
 # checks that the recipe runs and that uqd loads and scores with its export; nli-model rebuilds the
-# default v2-class model (~1 h on 2 CPU cores); nli-v3 trains v3 from the shipped v2.
+# default v2-class model (~1 h on 2 CPU cores); nli-v3 trains v3 from the shipped v2; nli-fast
+# distils a 3-layer student from the shipped v2 (NLI_FAST_PAIRS=N: its training pairs, v2's mix
+# scaled; default v2's 101k).
 NLI_OUT ?= .cache/nli-build
 NLI_PY = .cache/nli-train/bin/python
 nli-env:
@@ -57,6 +59,10 @@ nli-model: setup nli-env
 
 nli-v3: setup nli-env
 	$(NLI_PY) models/nli/build.py --variant v3 --out $(NLI_OUT)/v3 --data $(DATA)
+
+NLI_FAST_PAIRS ?= 101000
+nli-fast: setup nli-env
+	$(NLI_PY) models/nli/build.py --variant fast --pairs $(NLI_FAST_PAIRS) --out $(NLI_OUT)/fast --data $(DATA)
 
 clean:
 	rm -rf dist target ext/target

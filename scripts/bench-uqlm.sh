@@ -8,6 +8,9 @@
 # AUROC (and its change against uqlm's) per setting. Needs `make setup`; makes .cache/uqlm-venv once (uqlm, torch,
 # transformers from PyPI: about 6 GB) and converts the NLI model's ONNX weights into a Hugging Face
 # directory (.cache/uqlm-models/<name>, checked against ONNX Runtime to 1e-4) in uqlm's label order.
+# When the 3-layer student of `make nli-fast` exists (UQ_NLI_FAST, default .cache/nli-build/fast),
+# `uqd bench selfcheck` runs it too (fp32 and int8, whole and top3) and the table adds its rows
+# ("fast ..."), against the same uqlm line (uqlm with NLI_MODEL_DIR).
 #   scripts/bench-uqlm.sh [NLI_MODEL_DIR]   (default dist/models/nli)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,17 +31,28 @@ dist/uqd bench selfcheck --data ../shared/data/selfcheck_wikibio_dev.jsonl --sam
   --scorers entailment,noncontradiction,contrasted_entailment --precision original,fp32,int8 \
   --premise whole,top3 --raw-pairs 500 --nli-model "$MODEL" 2>/dev/null > "$OUT/uqd.jsonl"
 grep '"summary":true' "$OUT/uqd.jsonl"
-python3 - "$OUT/uqlm.json" "$OUT/uqd.jsonl" <<'PY'
+FAST=${UQ_NLI_FAST:-.cache/nli-build/fast}
+: > "$OUT/fast.jsonl"
+if [ -f "$FAST/model.onnx" ] && [ "$(cd "$FAST" && pwd -P)" != "$MODEL" ]; then
+  dist/uqd models optimize "$FAST" --check >/dev/null 2>&1 || dist/uqd models optimize "$FAST" >/dev/null
+  dist/uqd bench selfcheck --data ../shared/data/selfcheck_wikibio_dev.jsonl --samples 5 \
+    --scorers entailment,noncontradiction,contrasted_entailment --precision fp32,int8 \
+    --premise whole,top3 --raw-pairs 500 --nli-model "$FAST" 2>/dev/null > "$OUT/fast.jsonl"
+  echo "student ($FAST):"
+  grep '"summary":true' "$OUT/fast.jsonl"
+fi
+python3 - "$OUT/uqlm.json" "$OUT/uqd.jsonl" "$OUT/fast.jsonl" <<'PY'
 import json, sys
 uqlm = json.load(open(sys.argv[1]))
 base, base_auroc = uqlm["pairs_per_s"], uqlm.get("auroc_entailment")
-lines = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
 print(f"{'setting':<16} {'pairs/s':>8} {'vs uqlm':>8} {'tokens':>7} {'AUROC ent':>9} {'vs uqlm':>8}")
 print(f"{'uqlm 0.6.7':<16} {base:>8.1f} {1:>7.2f}x {'':>7} {base_auroc:>9.4f} {'':>8}")
-for s in (l for l in lines if l.get("summary")):
-    ent = next(l["auroc"] for l in lines if l.get("scorer") == "entailment"
-               and l["premise"] == s["premise"] and l["precision"] == s["precision"])
-    name = f"{s['precision']} {s['premise']}"
-    print(f"{name:<16} {s['nli_pairs_per_s']:>8.1f} {s['nli_pairs_per_s'] / base:>7.2f}x "
-          f"{s['tokens_per_comparison']:>7.1f} {ent:>9.4f} {ent - base_auroc:>+8.4f}")
+for path, prefix in ((sys.argv[2], ""), (sys.argv[3], "fast ")):
+    lines = [json.loads(l) for l in open(path) if l.strip()]
+    for s in (l for l in lines if l.get("summary")):
+        ent = next(l["auroc"] for l in lines if l.get("scorer") == "entailment"
+                   and l["premise"] == s["premise"] and l["precision"] == s["precision"])
+        name = f"{prefix}{s['precision']} {s['premise']}"
+        print(f"{name:<16} {s['nli_pairs_per_s']:>8.1f} {s['nli_pairs_per_s'] / base:>7.2f}x "
+              f"{s['tokens_per_comparison']:>7.1f} {ent:>9.4f} {ent - base_auroc:>+8.4f}")
 PY

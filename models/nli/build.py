@@ -4,10 +4,12 @@ the evaluation (evaluate.py), printed as a table and written to OUT/recipe.json.
 
   python build.py --variant v2 --out DIR            the full v2-class rebuild (from v1)
   python build.py --variant v3 --out DIR            v3: a further pass from v2 on v3's mix
+  python build.py --variant fast --out DIR          the student: v2's layers 0, 2, 4 distilled from
+                                                    v2's logits on v2's mix (--pairs N scales it)
   python build.py --variant v2 --smoke --out DIR    a few hundred pairs: checks that the whole
                                                     recipe runs and that uqd loads and scores
                                                     with what it exports
-Run it through `make nli-model` / `make nli-v3` / `make nli-smoke` (models/nli/README.md).
+Run it through `make nli-model` / `make nli-v3` / `make nli-fast` / `make nli-smoke` (models/nli/README.md).
 """
 import argparse
 import json
@@ -26,7 +28,11 @@ import evaluate  # noqa: E402
 import export  # noqa: E402
 import train  # noqa: E402
 
-START = {"v2": "nli-minilm-l6", "v3": "nli-minilm-l6-v2"}
+START = {"v2": "nli-minilm-l6", "v3": "nli-minilm-l6-v2", "fast": "nli-minilm-l6-v2"}
+# The student's defaults (`--variant fast`): which of the teacher's layers it keeps, its data and
+# the distillation loss (train.train).
+FAST = {"layers": (0, 2, 4), "pairs": sum(data.MIXES["fast"].values()), "max_tokens": 256, "lr": 1e-4, "temperature": 2.0,
+        "alpha": 0.9, "frozen": ("bert.embeddings.word_embeddings.weight",)}
 
 
 def log(msg):
@@ -35,11 +41,18 @@ def log(msg):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--variant", choices=["v2", "v3"], default="v2")
+    ap.add_argument("--variant", choices=["v2", "v3", "fast"], default="v2")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", required=True)
     ap.add_argument("--models", default="../shared/models")
-    ap.add_argument("--start", help="start model directory (default: v1 for v2, the shipped v2 for v3)")
+    ap.add_argument("--start", help="start model directory (default: v1 for v2, the shipped v2 for v3; "
+                                    "for fast the teacher, the shipped v2)")
+    ap.add_argument("--layers", default=",".join(map(str, FAST["layers"])),
+                    help="fast: the teacher's encoder layers the student keeps (default %(default)s)")
+    ap.add_argument("--pairs", type=int, default=FAST["pairs"],
+                    help="fast: training pairs, v2's mix scaled to this size (default %(default)s, v2's full mix)")
+    ap.add_argument("--max-tokens", type=int, default=None,
+                    help=f"pairs longer than this are dropped (default {train.MAX_TOKENS}; fast {FAST['max_tokens']})")
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--cache", default=".cache/nli-data")
     ap.add_argument("--uqd", default="dist/uqd")
@@ -53,8 +66,9 @@ def main():
     a = ap.parse_args()
     t_all = time.time()
     start = a.start or os.path.join(a.models, START[a.variant])
-    mix = ("smoke" if a.variant == "v2" else "smoke-v3") if a.smoke else a.variant
-    info = {"variant": a.variant, "smoke": a.smoke, "start": start, "mix": data.MIXES[mix], "seed": a.seed,
+    mix = ("smoke-v3" if a.variant == "v3" else "smoke") if a.smoke else a.variant
+    sizes = data.scaled(data.MIXES[mix], a.pairs) if a.variant == "fast" and not a.smoke else data.MIXES[mix]
+    info = {"variant": a.variant, "smoke": a.smoke, "start": start, "mix": sizes, "seed": a.seed,
             "versions": versions()}
 
     t0 = time.time()
@@ -62,17 +76,33 @@ def main():
     info["start_check_max_abs_logit_diff"] = convert.check(model, start)
     log(f"start {start}: PyTorch vs ONNX Runtime max |logit diff| {info['start_check_max_abs_logit_diff']:.1e} "
         f"({time.time() - t0:.1f}s)")
+    kw = {"max_tokens": a.max_tokens or (FAST["max_tokens"] if a.variant == "fast" else train.MAX_TOKENS)}
+    if a.variant == "fast":
+        layers = tuple(int(x) for x in a.layers.split(","))
+        teacher, model = model, convert.student(model, layers)
+        kw.update(teacher=teacher, lr=FAST["lr"], temperature=FAST["temperature"], alpha=FAST["alpha"],
+                  frozen=FAST["frozen"])
+        info["student"] = {"teacher": start, "layers": list(layers), "lr": FAST["lr"], "temperature": FAST["temperature"],
+                           "alpha": FAST["alpha"], "frozen": list(FAST["frozen"])}
+        log(f"student: the teacher's layers {list(layers)} of {teacher.config.num_hidden_layers}, its embeddings, "
+            f"pooler and classifier")
 
     t0 = time.time()
-    pairs = data.train_set(mix, a.cache, seed=a.seed)
+    pairs = data.train_set(mix, a.cache, seed=a.seed, sizes=sizes)
     info["data_seconds"] = round(time.time() - t0, 1)
-    log(f"training mix {mix}: {len(pairs)} pairs {data.MIXES[mix]} ({info['data_seconds']}s)")
+    log(f"training mix {mix}: {len(pairs)} pairs {sizes} ({info['data_seconds']}s)")
 
-    info["train"] = train.train(model, os.path.join(start, "tokenizer.json"), pairs, seed=a.seed, log=lambda m: log(m))
+    info["train"] = train.train(model, os.path.join(start, "tokenizer.json"), pairs, seed=a.seed,
+                                log=lambda m: log(m), **kw)
 
     t0 = time.time()
-    name = (f"uqlite models/nli recipe, {a.variant}{' smoke' if a.smoke else ''}: {os.path.basename(start)} "
-            f"fine-tuned 1 pass on {len(pairs)} pairs {json.dumps(data.MIXES[mix])}")
+    if a.variant == "fast":
+        name = (f"uqlite models/nli recipe, fast{' smoke' if a.smoke else ''}: layers {a.layers} of "
+                f"{os.path.basename(start)} distilled from its logits (T {FAST['temperature']}, alpha {FAST['alpha']}) "
+                f"1 pass on {info['train']['pairs']} pairs {json.dumps(sizes)}")
+    else:
+        name = (f"uqlite models/nli recipe, {a.variant}{' smoke' if a.smoke else ''}: {os.path.basename(start)} "
+                f"fine-tuned 1 pass on {len(pairs)} pairs {json.dumps(sizes)}")
     info["export_check_max_abs_logit_diff"] = export.export(model, start, a.out, name)
     log(f"exported {a.out}/model.onnx: PyTorch vs ONNX Runtime max |logit diff| "
         f"{info['export_check_max_abs_logit_diff']:.1e} ({time.time() - t0:.1f}s)")

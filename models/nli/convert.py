@@ -90,6 +90,30 @@ def load(model_dir):
     return model
 
 
+def student(teacher, layers):
+    """A smaller BertForSequenceClassification: the teacher's embeddings, pooler and classifier and
+    the teacher's encoder layers `layers` (indices, in order), e.g. (0, 2, 4) of 6."""
+    import copy
+    config = copy.deepcopy(teacher.config)
+    config.num_hidden_layers = len(layers)
+    config._attn_implementation = "eager"
+    model = BertForSequenceClassification(config)
+    state = {}
+    for k, v in teacher.state_dict().items():
+        if k.startswith("bert.encoder.layer."):
+            i, rest = k[len("bert.encoder.layer."):].split(".", 1)
+            if int(i) in layers:
+                state[f"bert.encoder.layer.{list(layers).index(int(i))}.{rest}"] = v.clone()
+        else:
+            state[k] = v.clone()
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    missing = [k for k in missing if not k.endswith("position_ids")]
+    if missing or unexpected:
+        raise SystemExit(f"convert: student of layers {layers}: missing {missing[:5]}, unexpected {unexpected[:5]}")
+    model.eval()
+    return model
+
+
 CHECK_PAIRS = [
     ("A man is playing a guitar on stage.", "A man is performing music."),
     ("A man is playing a guitar on stage.", "The man is asleep in bed."),

@@ -29,6 +29,16 @@ MIXES = {
     "smoke": {"snli": 160, "long": 80, "short": 30, "hidden": 30},
     "smoke-v3": {"snli": 100, "long_v3": 40, "short_v3": 20, "hidden": 20, "v3": 120},
 }
+# The student (`make nli-fast`) is distilled from v2 on v2's mix, scaled to its size (`scaled`).
+MIXES["fast"] = dict(MIXES["v2"])
+
+
+def scaled(mix, pairs):
+    """`mix` (a dict of MIXES) in the same proportions with `pairs` pairs in all."""
+    total = sum(mix.values())
+    out = {k: round(v * pairs / total) for k, v in mix.items()}
+    out[max(out, key=out.get)] += pairs - sum(out.values())
+    return out
 DEV = {"full": {"long": 600, "short": 300, "v3": 900}, "smoke": {"long": 20, "short": 10, "v3": 30}}
 
 
@@ -58,9 +68,9 @@ def read_snli(cache, split):
     return out
 
 
-def train_set(mix, cache, seed=13):
-    """The training pairs of `mix` (a name of MIXES), shuffled."""
-    sizes = MIXES[mix]
+def train_set(mix, cache, seed=13, sizes=None):
+    """The training pairs of `mix` (a name of MIXES; `sizes` overrides its sizes), shuffled."""
+    sizes = sizes or MIXES[mix]
     rng = random.Random(seed)
     snli = read_snli(cache, "train")
     order = list(range(len(snli)))

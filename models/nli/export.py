@@ -41,6 +41,7 @@ def export(model, start_dir, out, name_or_path):
     with open(os.path.join(start_dir, "config.json")) as f:
         cfg = json.load(f)
     cfg["_name_or_path"] = name_or_path
+    cfg["num_hidden_layers"] = model.config.num_hidden_layers  # a student has fewer than its start model
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
         f.write("\n")

@@ -1,6 +1,10 @@
 """One pass of fine-tuning over a list of pairs: AdamW, 5% linear warm-up then linear decay,
 length-bucketed batches (32 pairs when the longest pair is <= 64 tokens, else 16), pairs of at
-most 384 tokens. CUDA when torch sees it, else the CPU with every core."""
+most 384 tokens (`max_tokens`). CUDA when torch sees it, else the CPU with every core.
+
+With a `teacher` (distillation, `make nli-fast`): the teacher runs on the same batch without
+gradients, and the loss is alpha * T^2 * KL(softmax(teacher / T) || softmax(student / T)) +
+(1 - alpha) * cross-entropy with the hard labels (Hinton et al. 2015)."""
 import math
 import os
 import random
@@ -52,7 +56,9 @@ def batches(encoded, labels, rng):
     return out
 
 
-def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print):
+def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print, max_tokens=MAX_TOKENS,
+          teacher=None, temperature=2.0, alpha=0.9, frozen=()):
+    """`frozen`: names of parameters left as they are (not trained)."""
     torch.manual_seed(seed)
     rng = random.Random(seed)
     dev = device()
@@ -61,24 +67,42 @@ def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print
     tok = Tokenizer.from_file(tokenizer_path)
     t0 = time.time()
     enc = encode(tok, pairs)
-    keep = [i for i, (ids, _) in enumerate(enc) if len(ids) <= MAX_TOKENS]
+    keep = [i for i, (ids, _) in enumerate(enc) if len(ids) <= max_tokens]
     dropped = len(enc) - len(keep)
     enc = [enc[i] for i in keep]
     labels = [pairs[i]["label"] for i in keep]
     plan = batches(enc, labels, rng)
-    log(f"train: {len(enc)} pairs ({dropped} over {MAX_TOKENS} tokens dropped), {len(plan)} batches, "
+    log(f"train: {len(enc)} pairs ({dropped} over {max_tokens} tokens dropped), {len(plan)} batches, "
         f"device {dev}, tokenized in {time.time() - t0:.1f}s")
     model.to(dev).train()
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    for name, p in model.named_parameters():
+        p.requires_grad_(name not in frozen)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if teacher is not None:
+        teacher.to(dev).eval()
+        log(f"train: distilling from a {teacher.config.num_hidden_layers}-layer teacher, T {temperature}, "
+            f"alpha {alpha} (soft) / {1 - alpha:.2f} (hard labels), lr {lr}; {sum(p.numel() for p in params)} of "
+            f"{sum(p.numel() for p in model.parameters())} parameters trained")
+    opt = torch.optim.AdamW(params, lr=lr)
     sched = get_linear_schedule_with_warmup(opt, math.ceil(warmup * len(plan)), len(plan))
-    t0, seen, loss_sum = time.time(), 0, 0.0
+    t0, seen, loss_sum, kd_sum, agree = time.time(), 0, 0.0, 0.0, 0
     every = max(1, len(plan) // 20)
     for step, b in enumerate(plan, 1):
         ids, mask, types = (x.to(dev) for x in pad([enc[i] for i in b]))
         y = torch.tensor([labels[i] for i in b], device=dev)
         out = model(input_ids=ids, attention_mask=mask, token_type_ids=types, labels=y)
-        out.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        loss = out.loss
+        if teacher is not None:
+            with torch.no_grad():
+                t_logits = teacher(input_ids=ids, attention_mask=mask, token_type_ids=types).logits
+            kd = torch.nn.functional.kl_div(torch.log_softmax(out.logits / temperature, -1),
+                                            torch.log_softmax(t_logits / temperature, -1),
+                                            reduction="batchmean", log_target=True) * temperature ** 2
+            loss = alpha * kd + (1 - alpha) * out.loss
+            kd_sum += kd.item() * len(b)
+            agree += int((out.logits.argmax(-1) == t_logits.argmax(-1)).sum())
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
@@ -86,8 +110,16 @@ def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print
         loss_sum += out.loss.item() * len(b)
         if step % every == 0 or step == len(plan):
             el = time.time() - t0
-            log(f"train: step {step}/{len(plan)}, {seen} pairs, loss {loss_sum / seen:.4f}, "
+            kd_note = f", KD {kd_sum / seen:.4f}, agrees with the teacher {100 * agree / seen:.1f}%" if teacher else ""
+            log(f"train: step {step}/{len(plan)}, {seen} pairs, loss {loss_sum / seen:.4f}{kd_note}, "
                 f"{seen / el:.1f} pairs/s, {el / 60:.1f} min")
     model.eval()
-    return {"pairs": len(enc), "dropped_over_max_tokens": dropped, "batches": len(plan),
-            "seconds": round(time.time() - t0, 1), "device": str(dev), "mean_loss": round(loss_sum / max(1, seen), 4)}
+    for p in model.parameters():
+        p.requires_grad_(True)
+    res = {"pairs": len(enc), "dropped_over_max_tokens": dropped, "max_tokens": max_tokens, "batches": len(plan),
+           "seconds": round(time.time() - t0, 1), "device": str(dev), "mean_loss": round(loss_sum / max(1, seen), 4)}
+    if teacher is not None:
+        res.update({"teacher_layers": teacher.config.num_hidden_layers, "temperature": temperature, "alpha": alpha,
+                    "frozen": list(frozen), "mean_kd_loss": round(kd_sum / max(1, seen), 4),
+                    "agreement_with_teacher": round(100 * agree / max(1, seen), 1)})
+    return res
