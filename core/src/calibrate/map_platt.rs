@@ -29,7 +29,13 @@ impl Precision {
     /// Σᵢ pᵢ(1 − pᵢ)·(sᵢ, 1)(sᵢ, 1)ᵀ with pᵢ = σ(a·sᵢ + b): the precision of the Laplace
     /// approximation of the fit's posterior (module doc). `None` when it is not positive definite
     /// (every score the same).
-    pub fn of_fit(scores: &[f64], (a, b): (f64, f64)) -> Option<Precision> {
+    pub fn of_fit(scores: &[f64], theta: (f64, f64)) -> Option<Precision> {
+        let h = Precision::information(scores, theta);
+        h.is_positive_definite().then_some(h)
+    }
+
+    /// Σᵢ pᵢ(1 − pᵢ)·(sᵢ, 1)(sᵢ, 1)ᵀ at (a, b): the Hessian of the log loss at `scores`.
+    fn information(scores: &[f64], (a, b): (f64, f64)) -> Precision {
         let mut h = Precision {
             aa: 0.0,
             ab: 0.0,
@@ -42,7 +48,7 @@ impl Precision {
             h.ab += w * s;
             h.bb += w;
         }
-        h.is_positive_definite().then_some(h)
+        h
     }
 
     /// Finite, aa > 0 and a positive determinant (relative to aa·bb, so that rounding of a
@@ -175,21 +181,37 @@ fn log_evidence(
     labels: &[bool],
     theta0: (f64, f64),
     prior: Precision,
-    (a, b): (f64, f64),
+    theta: (f64, f64),
 ) -> f64 {
     let targets = platt_targets(labels);
-    let mut f = prior.half_quad(a - theta0.0, b - theta0.1);
-    let mut h = prior;
-    for (&s, &t) in scores.iter().zip(&targets) {
-        let z = a * s + b;
-        f += (1.0 - t) * z + softplus(-z);
-        let p = sigmoid(z);
-        let w = p * (1.0 - p);
-        h.aa += w * s * s;
-        h.ab += w * s;
-        h.bb += w;
-    }
+    let f = objective(scores, &targets, theta0, prior, theta);
+    let data = Precision::information(scores, theta);
+    let h = Precision {
+        aa: prior.aa + data.aa,
+        ab: prior.ab + data.ab,
+        bb: prior.bb + data.bb,
+    };
     -f + 0.5 * prior.det().ln() - 0.5 * h.det().ln()
+}
+
+/// F(θ) of the module doc: the log loss of σ(a·s + b) against the smoothed `targets`, plus
+/// ½·(θ − θ₀)ᵀP(θ − θ₀).
+fn objective(
+    scores: &[f64],
+    targets: &[f64],
+    theta0: (f64, f64),
+    prior: Precision,
+    (a, b): (f64, f64),
+) -> f64 {
+    let nll: f64 = scores
+        .iter()
+        .zip(targets)
+        .map(|(&s, &t)| {
+            let z = a * s + b;
+            (1.0 - t) * z + softplus(-z)
+        })
+        .sum();
+    nll + prior.half_quad(a - theta0.0, b - theta0.1)
 }
 
 /// The MAP (a, b) (module doc) for the smoothed targets of `labels` at `scores`, prior centre
@@ -207,17 +229,7 @@ pub fn map_platt(
     }
     let targets = platt_targets(labels);
     let (a0, b0) = theta0;
-    let loss = |a: f64, b: f64| -> f64 {
-        let nll: f64 = scores
-            .iter()
-            .zip(&targets)
-            .map(|(&s, &t)| {
-                let z = a * s + b;
-                (1.0 - t) * z + softplus(-z)
-            })
-            .sum();
-        nll + prior.half_quad(a - a0, b - b0)
-    };
+    let loss = |a: f64, b: f64| objective(scores, &targets, theta0, prior, (a, b));
     let (mut a, mut b) = theta0;
     let mut f = loss(a, b);
     for _ in 0..200 {
