@@ -88,7 +88,7 @@ def main():
             f"pooler and classifier")
 
     t0 = time.time()
-    pairs = data.train_set(mix, a.cache, seed=a.seed, sizes=sizes)
+    pairs = data.train_set(mix, a.cache, seed=a.seed, sizes=sizes, data_dir=a.data)
     info["data_seconds"] = round(time.time() - t0, 1)
     log(f"training mix {mix}: {len(pairs)} pairs {sizes} ({info['data_seconds']}s)")
 

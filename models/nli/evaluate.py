@@ -13,7 +13,34 @@
              WikiBio: too ready to entail (inaccurate sentences entailed) or to contradict
              (accurate sentences contradicted).
 
+--judge replaces those sections with the judge table: the models side by side on what decides
+between them, every `uqd bench` run at int8 (`uqd models optimize` first where a directory's
+variants are missing or stale):
+  stress     `uqd bench stress` on stress.jsonl: per kind and overall (kind "all") n, mean
+             P(entailment), mean P(contradiction), accuracy, and the entailment and neutral pairs
+             with P(contradiction) > 0.5, and the accuracy per sub-kind (skipped, with a message,
+             when this uqd lacks the bench);
+  snli_test  as above;
+  wikibio    `uqd bench selfcheck` AUROC (the three scorers, m = 5) on selfcheck_wikibio_dev.jsonl
+             and selfcheck_wikibio_dev2.jsonl (int8), premise whole and top3;
+  claims     `uqd bench claims` AUROC of entailment and noncontradiction (m = 5) on the four
+             graph_uq_*.jsonl files;
+  grounded   `uqd bench grounded` on grounded_dev.jsonl: AUROC per task (qa, summarization) of
+             the whole-source uq_nli baseline and of grounded_entailment / grounded_noncontradiction
+             (min and mean over the units; QA's one unit is question + answer), and the best
+             grounded run per task;
+  conformal  `uqd bench conformal` on the GPT-4 and GPT-3.5-turbo FActScore files: the kept share
+             and coverage at alpha 0.1 (mean over its 500 splits), entailment and noncontradiction;
+  speed      scripts/bench-uqlm.sh's uqd rows at int8 with the default premise (top3): `uqd bench
+             selfcheck` NLI pairs/s end to end and the model's raw rate on 500 pairs;
+  given      further figures from --speed FILE, a JSON object {model directory or its basename:
+             {name: value}} (e.g. uqlm's pairs/s from scripts/bench-uqlm.sh);
+and the seconds each section took (wall, and CPU time of this process and its children). --quick
+limits every dataset for development (benches --limit 5, conformal 20 answers a file, the fewest
+whose 10-answer calibration half can fit alpha 0.1; 200 SNLI pairs); its figures mean nothing.
+
 python evaluate.py --uqd dist/uqd --data ../shared/data --cache .cache/nli-data DIR [DIR ...]
+python evaluate.py --judge [--quick] [--speed FILE] [--json-out FILE] DIR [DIR ...]
 """
 import argparse
 import collections
@@ -31,6 +58,14 @@ import data
 
 SCORERS = ["entailment", "noncontradiction", "contrasted_entailment"]
 NAMES = ["contradiction", "entailment", "neutral"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The judge table (--judge): its data files (in --data) and figures.
+CLAIMS = ["factscore_gpt-4", "factscore_gpt-3.5-turbo", "factscore_llama-3-70b-instruct", "popqa_llama-3-70b-instruct"]
+CLAIM_SCORERS = ["entailment", "noncontradiction"]
+STRESS_FIELDS = ["n", "accuracy", "mean_p_entailment", "mean_p_contradiction",
+                 "entailment_with_p_contradiction_over_half", "neutral_with_p_contradiction_over_half"]
+TASKS = ["qa", "summarization"]
+META = {"error", "skipped", "premise", "seconds"}  # report keys that hold no figures
 
 
 def label_order(model_dir):
@@ -117,27 +152,34 @@ def accuracy(pairs, pred, by=None):
     return res
 
 
-def wikibio(uqd, model_dir, data_dir, limit, precisions, variants_dir=None):
-    """AUROC per scorer and precision from `uqd bench selfcheck` (m = 5)."""
-    cmd = [uqd, "bench", "selfcheck", "--data", os.path.join(data_dir, "selfcheck_wikibio_dev.jsonl"),
-           "--samples", "5", "--scorers", ",".join(SCORERS), "--nli-model", model_dir, "--precision", precisions]
-    if limit:
-        cmd += ["--limit", str(limit)]
-    env = dict(os.environ)
-    if variants_dir:
-        env["UQ_VARIANTS_DIR"] = variants_dir
-    t0 = time.time()
+def bench(uqd, args, model_dir, precision=None, env=None):
+    """The JSON objects `uqd bench ARGS --nli-model DIR [--precision P]` prints, one a line."""
+    cmd = [uqd, "bench", *args, "--nli-model", model_dir] + (["--precision", precision] if precision else [])
     run = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if run.returncode != 0:
         raise SystemExit(f"evaluate: {' '.join(cmd)} failed ({run.returncode}):\n{run.stderr[-3000:]}")
-    res = {}
+    out = []
     for line in run.stdout.splitlines():
         try:
-            j = json.loads(line)
+            out.append(json.loads(line))
         except ValueError:
-            continue
+            pass
+    return [j for j in out if isinstance(j, dict)]
+
+
+def wikibio(uqd, model_dir, data_dir, limit, precisions, variants_dir=None, premises=None,
+            file="selfcheck_wikibio_dev.jsonl"):
+    """AUROC per scorer and precision from `uqd bench selfcheck` (m = 5); with `premises` (a
+    comma-separated list) per precision and premise ("int8 top3")."""
+    args = ["selfcheck", "--data", os.path.join(data_dir, file), "--samples", "5", "--scorers", ",".join(SCORERS),
+            "--raw-pairs", "0"] + (["--premise", premises] if premises else []) + (["--limit", str(limit)] if limit else [])
+    env = dict(os.environ, UQ_VARIANTS_DIR=variants_dir) if variants_dir else None
+    t0 = time.time()
+    res = {}
+    for j in bench(uqd, args, model_dir, precisions, env):
         if j.get("scorer") in SCORERS:
-            r = res.setdefault(j.get("precision", "?"), {})
+            p = j.get("precision", "?")
+            r = res.setdefault(f"{p} {j.get('premise')}" if premises else p, {})
             r[j["scorer"]] = j.get("auroc")
             r["premise"] = j.get("premise")
     for p, r in res.items():
@@ -145,13 +187,16 @@ def wikibio(uqd, model_dir, data_dir, limit, precisions, variants_dir=None):
         if missing:
             raise SystemExit(f"evaluate: uqd bench selfcheck gave no AUROC for {missing} ({p}) with {model_dir}")
     if not res:
-        raise SystemExit(f"evaluate: uqd bench selfcheck printed no scorer line for {model_dir}:\n{run.stderr[-2000:]}")
+        raise SystemExit(f"evaluate: uqd bench selfcheck printed no scorer line for {model_dir}")
     res["seconds"] = round(time.time() - t0, 1)
     return res
 
 
-def optimize(uqd, model_dir):
-    """`uqd models optimize DIR`: the fp32/int8 variants that `--precision` runs."""
+def optimize(uqd, model_dir, if_needed=False):
+    """`uqd models optimize DIR`: the fp32/int8 variants that `--precision` runs (`if_needed`:
+    only when `--check` finds none up to date; then None)."""
+    if if_needed and subprocess.run([uqd, "models", "optimize", model_dir, "--check"], capture_output=True).returncode == 0:
+        return None
     run = subprocess.run([uqd, "models", "optimize", model_dir], capture_output=True, text=True)
     if run.returncode != 0:
         raise SystemExit(f"evaluate: {uqd} models optimize {model_dir} failed:\n{run.stderr[-3000:]}")
@@ -204,12 +249,151 @@ def table(report):
                          lambda r, n=n: " / ".join(f"{r['wikibio_verdicts'][c]['mean_p'][n]:.3f}" for c in short)))
         for s in SCORERS:
             rows.append((f"verdicts: AUROC {s}, whole sample", lambda r, s=s: r["wikibio_verdicts"]["auroc_whole_sample"][s]))
+    return markdown(report, rows)
+
+
+def markdown(report, rows):
+    """A markdown table of `rows` ((name, figure of a model's report)), one column per model."""
+    dirs = list(report)
     w = max(len(n) for n, _ in rows)
     out = ["| " + "measured".ljust(w) + " | " + " | ".join(os.path.basename(d.rstrip("/")) for d in dirs) + " |",
            "|" + "-" * (w + 2) + "|" + "|".join("---" for _ in dirs) + "|"]
     for name, f in rows:
         out.append("| " + name.ljust(w) + " | " + " | ".join(str(f(report[d])) for d in dirs) + " |")
     return "\n".join(out)
+
+
+def stress(uqd, model_dir, limit):
+    """`uqd bench stress` at int8: its line per kind, by kind; {"skipped": why} when this uqd lacks the
+    bench or stress.jsonl is missing."""
+    path = os.path.join(HERE, "stress.jsonl")
+    help_ = subprocess.run([uqd, "bench", "stress", "--help"], capture_output=True, text=True)
+    if help_.returncode != 0 or not os.path.exists(path):
+        return {"skipped": f"{uqd} has no `bench stress`" if help_.returncode else f"{path} is missing"}
+    lim = ["--limit", str(limit)] if limit and "--limit" in help_.stdout else []
+    return {j["kind"]: j for j in bench(uqd, ["stress", "--data", path] + lim, model_dir, "int8") if "kind" in j}
+
+
+def claims(uqd, model_dir, data_dir, limit):
+    """`uqd bench claims` AUROC of CLAIM_SCORERS at int8, m = 5, per graph-uq file."""
+    lim = ["--limit", str(limit)] if limit else []
+    return {f: {j["scorer"]: j.get("auroc") for j in bench(uqd, ["claims", "--data", os.path.join(data_dir, f"graph_uq_{f}.jsonl"),
+                                                                 "--samples", "5", "--scorers", ",".join(CLAIM_SCORERS),
+                                                                 "--raw-pairs", "0"] + lim, model_dir, "int8") if "scorer" in j}
+            for f in CLAIMS}
+
+
+def grounded(uqd, model_dir, data_dir, limit):
+    """`uqd bench grounded` on grounded_dev.jsonl at int8: AUROC per run and task, and the best
+    grounded run per task."""
+    lim = ["--limit", str(limit)] if limit else []
+    res = {}
+    for j in bench(uqd, ["grounded", "--data", os.path.join(data_dir, "grounded_dev.jsonl")] + lim, model_dir, "int8"):
+        if j.get("data") == "grounded_dev":
+            name = j["run"].replace("a_source_", "") + (f" {j['aggregation']}" if "aggregation" in j else "")
+            res[name] = {t: j.get(f"auroc_{t}") for t in TASKS + ["all"]}
+    best = {t: max(((v[t], k) for k, v in res.items() if k.startswith("grounded_") and v[t] is not None), default=None)
+            for t in TASKS + ["all"]}
+    res["best grounded"] = {t: b and f"{b[0]} ({b[1]})" for t, b in best.items()}
+    return res
+
+
+def conformal(uqd, model_dir, data_dir, limit):
+    """`uqd bench conformal` on the GPT-4 and GPT-3.5-turbo FActScore files at int8: the mean kept
+    share and coverage at alpha 0.1 of CLAIM_SCORERS, per file."""
+    f = [os.path.join(data_dir, f"graph_uq_factscore_{m}.jsonl") for m in ("gpt-4", "gpt-3.5-turbo")]
+    res = {}
+    for j in bench(uqd, ["conformal", "--data", f[0], "--data2", f[1], "--samples", "5"] + (["--limit", str(limit)] if limit else []),
+                   model_dir, "int8"):
+        if j.get("rule") == "conformal" and j.get("alpha") == 0.1 and j.get("scorer") in CLAIM_SCORERS:
+            res.setdefault(j["file"], {})[j["scorer"]] = {k: (j.get(k) or {}).get("mean") for k in ("kept_share", "coverage")}
+    return res
+
+
+def speed(uqd, model_dir, data_dir, limit):
+    """scripts/bench-uqlm.sh's uqd rows for int8 with the default premise (top3): `uqd bench
+    selfcheck` end-to-end NLI pairs/s, the raw rate of the model on 500 pairs, tokens a pair."""
+    args = ["selfcheck", "--data", os.path.join(data_dir, "selfcheck_wikibio_dev.jsonl"), "--samples", "5",
+            "--scorers", "entailment", "--premise", "top3", "--raw-pairs", "500"] + (["--limit", str(limit)] if limit else [])
+    s = next((j for j in bench(uqd, args, model_dir, "int8") if j.get("summary")), {})
+    return {"int8 top3 pairs/s": s.get("nli_pairs_per_s"), "int8 top3 raw pairs/s": s.get("raw_nli_pairs_per_s"),
+            "tokens a pair": s.get("tokens_per_comparison")}
+
+
+def judge(dirs, uqd, data_dir, cache, quick=False, speed_file=None, log=print):
+    """The judge table's report (module doc); a section that fails is logged and kept as {"error": ...}."""
+    limit = 5 if quick else None
+    snli = data.read_snli(cache, "test")[:200 if quick else None]
+    given = json.load(open(speed_file)) if speed_file else {}
+    sections = {
+        "optimize": lambda d: optimize(uqd, d, if_needed=True),
+        "stress": lambda d: stress(uqd, d, limit),
+        "snli_test": lambda d: accuracy(snli, predict(d, snli)),
+        "wikibio": lambda d: {f: wikibio(uqd, d, data_dir, limit, p, premises="whole,top3", file=f"selfcheck_wikibio_{f}.jsonl")
+                              for f, p in (("dev", "int8"), ("dev2", "int8"))},
+        "claims": lambda d: claims(uqd, d, data_dir, limit),
+        "grounded": lambda d: grounded(uqd, d, data_dir, limit),
+        "conformal": lambda d: conformal(uqd, d, data_dir, 20 if quick else None),
+        "speed": lambda d: speed(uqd, d, data_dir, limit),
+    }
+    report = {}
+    for d in dirs:
+        r = report[d] = {"seconds": {}, "given": given.get(d, given.get(os.path.basename(d.rstrip("/"))))}
+        for name, f in sections.items():
+            t0, c0 = time.time(), sum(os.times()[:4])
+            try:
+                r[name] = f(d)
+            except (SystemExit, Exception) as e:  # noqa: BLE001 - one failed bench must not lose the others
+                r[name] = {"error": str(e)}
+            r["seconds"][name] = {"wall": round(time.time() - t0, 1), "cpu": round(sum(os.times()[:4]) - c0, 1)}
+            log(f"evaluate: {d}: {name} ({r['seconds'][name]}): {json.dumps(r[name])[:2000]}")
+    return report
+
+
+def dig(r, *path):
+    """The figure at `path` of a report, "-" where it is missing."""
+    for k in path:
+        if not isinstance(r, dict) or r.get(k) is None:
+            return "-"
+        r = r[k]
+    return r
+
+
+def keys(report, *path):
+    """The keys at `path` over every model's report, in first-seen order (META left out)."""
+    seen = {}
+    for r in report.values():
+        v = dig(r, *path)
+        if isinstance(v, dict):
+            seen.update(dict.fromkeys(k for k in v if k not in META))
+    return list(seen)
+
+
+def judge_table(report):
+    """The judge table: one column per model directory, one row per figure, grouped by section."""
+    groups = [
+        ("stress suite (int8)", "stress", [row for k in keys(report, "stress") for row in
+                                           [(f"{k}: {f}", (k, f)) for f in STRESS_FIELDS] +
+                                           [(f"{k} / {sub}: accuracy", (k, "subs", sub, "accuracy"))
+                                            for sub in keys(report, "stress", k, "subs")]]),
+        ("SNLI test", "snli_test", [("accuracy %", ("accuracy",)), ("pairs", ("n",))]),
+        ("WikiBio AUROC (m = 5)", "wikibio", [(f"{f} {run} {s}", (f, run, s)) for f in keys(report, "wikibio")
+                                              for run in keys(report, "wikibio", f) for s in SCORERS]),
+        ("claims AUROC (int8, m = 5)", "claims", [(f"{f} {s}", (f, s)) for f in keys(report, "claims") for s in CLAIM_SCORERS]),
+        ("grounded_dev AUROC (int8)", "grounded", [(f"{t}: {run}", (run, t)) for t in TASKS for run in keys(report, "grounded")]),
+        ("conformal, alpha 0.1 (int8, m = 5)", "conformal", [(f"{f} {s} {k}", (f, s, k)) for f in keys(report, "conformal")
+                                                             for s in CLAIM_SCORERS for k in ("kept_share", "coverage")]),
+        ("speed (WikiBio dev, m = 5, entailment)", "speed", [(k, (k,)) for k in keys(report, "speed")]),
+        ("given (--speed FILE)", "given", [(k, (k,)) for k in keys(report, "given")]),
+        ("seconds (wall, and CPU of all threads)", "seconds", [(f"{k} {c}", (k, c)) for k in keys(report, "seconds")
+                                                                for c in ("wall", "cpu")]),
+    ]
+    rows = []
+    for title, sec, items in groups:
+        rows += [(f"**{title}**", lambda r: "")] + [(name, lambda r, sec=sec, p=p: dig(r, sec, *p)) for name, p in items]
+        if any(isinstance(r.get(sec), dict) and {"error", "skipped"} & set(r[sec]) for r in report.values()):
+            rows.append(("not run", lambda r, sec=sec: "error (see the log)" if dig(r, sec, "error") != "-" else dig(r, sec, "skipped")))
+    return markdown(report, rows)
 
 
 if __name__ == "__main__":
@@ -223,8 +407,20 @@ if __name__ == "__main__":
     ap.add_argument("--wikibio-limit", type=int)
     ap.add_argument("--precision", default="fp32,int8")
     ap.add_argument("--verdicts", action="store_true", help="add the verdicts section (module doc)")
+    ap.add_argument("--judge", action="store_true", help="the judge table instead (module doc)")
+    ap.add_argument("--quick", action="store_true", help="--judge on a few items of each dataset (development)")
+    ap.add_argument("--speed", help="--judge: JSON {model directory or basename: {name: value}} for the speed rows")
+    ap.add_argument("--json-out", help="also write the report (JSON) to this file")
     a = ap.parse_args()
-    rep = evaluate(a.dirs, a.uqd, a.data, a.cache, a.size, a.snli_limit, a.wikibio_limit, a.precision,
-                   log=lambda m: print(m, file=sys.stderr), with_verdicts=a.verdicts)
-    print(table(rep))
-    print(json.dumps(rep))
+    log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    if a.judge:
+        rep = judge(a.dirs, a.uqd, a.data, a.cache, a.quick, a.speed, log)
+        print(judge_table(rep))
+    else:
+        rep = evaluate(a.dirs, a.uqd, a.data, a.cache, a.size, a.snli_limit, a.wikibio_limit, a.precision,
+                       log=log, with_verdicts=a.verdicts)
+        print(table(rep))
+        print(json.dumps(rep))
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            json.dump(rep, f, indent=2)

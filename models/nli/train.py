@@ -4,7 +4,9 @@ most 384 tokens (`max_tokens`). CUDA when torch sees it, else the CPU with every
 
 With a `teacher` (distillation, `make nli-fast`): the teacher runs on the same batch without
 gradients, and the loss is alpha * T^2 * KL(softmax(teacher / T) || softmax(student / T)) +
-(1 - alpha) * cross-entropy with the hard labels (Hinton et al. 2015)."""
+(1 - alpha) * cross-entropy with the hard labels (Hinton et al. 2015).
+
+Two-class rows (label NOT_ENTAILMENT) are trained against P(entailment) (`nli_loss`)."""
 import math
 import os
 import random
@@ -16,6 +18,7 @@ from transformers import get_linear_schedule_with_warmup
 
 MAX_TOKENS = 384
 SHORT, BATCH_SHORT, BATCH_LONG = 64, 32, 16
+NOT_ENTAILMENT = 3  # the label of a two-class row (nli_loss)
 
 
 def device():
@@ -56,6 +59,16 @@ def batches(encoded, labels, rng):
     return out
 
 
+def nli_loss(logits, y):
+    """Cross-entropy with the labels (0 contradiction, 1 entailment, 2 neutral); a two-class row
+    (NOT_ENTAILMENT, 3: "does not follow", contradiction or neutral) is trained against
+    P(entailment): -log(P(contradiction) + P(neutral))."""
+    logp = torch.log_softmax(logits, -1)
+    three = logp.gather(1, y.clamp(max=2).unsqueeze(1)).squeeze(1)
+    two = torch.logsumexp(logp[:, [0, 2]], -1)
+    return -torch.where(y == NOT_ENTAILMENT, two, three).mean()
+
+
 def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print, max_tokens=MAX_TOKENS,
           teacher=None, temperature=2.0, alpha=0.9, frozen=()):
     """`frozen`: names of parameters left as they are (not trained)."""
@@ -90,7 +103,8 @@ def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print
     for step, b in enumerate(plan, 1):
         ids, mask, types = (x.to(dev) for x in pad([enc[i] for i in b]))
         y = torch.tensor([labels[i] for i in b], device=dev)
-        out = model(input_ids=ids, attention_mask=mask, token_type_ids=types, labels=y)
+        out = model(input_ids=ids, attention_mask=mask, token_type_ids=types)
+        out.loss = nli_loss(out.logits, y)
         loss = out.loss
         if teacher is not None:
             with torch.no_grad():
