@@ -13,7 +13,9 @@ pub mod html;
 pub mod marks;
 pub mod text;
 
-pub use marks::{colour, lowest, marks, pieces, Format, Level, Mark, Options, OPTION_KEYS};
+pub use marks::{
+    colour, colour_at, lowest, marks, pieces, Format, Level, Mark, Options, OPTION_KEYS,
+};
 
 /// Renders `response` with `marks` in the options' format.
 pub fn render(response: &str, marks: &[Mark], o: &Options) -> String {

@@ -19,7 +19,7 @@
 //! | `generate` | n: generate n samples (and the answer when NULL) from the prompt where missing; 0 = never | 0 |
 //! | `grade` | label every unit with FactScore grading against `reference_column` | false |
 //! | `objectivity` | label every unit objective/subjective | false |
-//! | `uad` | run uncertainty-aware decoding per answer (needs `granularity: "claim"`) | false |
+//! | `uad` | run uncertainty-aware decoding per answer: at `granularity: "claim"` the claim filter and reconstruction, at sentence granularity the LLM-free sentence filter | false |
 //! | `chunk_size` | rows per committed transaction | 8 (CUDA: 64) |
 //! | `concurrency` | rows scored at once | 4 (CUDA: 32) |
 //! | `prices` | `{"prompt": usd, "completion": usd}` per million tokens, for `cost_usd` | — |
@@ -32,7 +32,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::options::{parse_options, Adapt, ScoreOptions};
+use crate::options::{parse_options, Adapt, ScoreOptions, OPTION_NAMES};
 
 /// The job keys (everything else is a scoring option).
 pub const JOB_KEYS: &[&str] = &[
@@ -54,6 +54,21 @@ pub const JOB_KEYS: &[&str] = &[
     "concurrency",
     "prices",
 ];
+
+/// Every key of `options` must be a job key or a scoring option: an unknown one is named,
+/// with the closest known key of either kind ([`crate::suggest`]) and both lists.
+pub fn check_option_names(options: &Map<String, Value>) -> Result<(), String> {
+    let known = || JOB_KEYS.iter().chain(OPTION_NAMES).copied();
+    match options.keys().find(|k| !known().any(|n| n == k.as_str())) {
+        None => Ok(()),
+        Some(key) => Err(format!(
+            "unknown option {key:?} in options_json: {}job options are {}; scoring options are {}",
+            crate::suggest::did_you_mean(key, known()),
+            JOB_KEYS.join(", "),
+            OPTION_NAMES.join(", ")
+        )),
+    }
+}
 
 /// Largest `generate`, `chunk_size` and `concurrency` accepted.
 pub const MAX_GENERATE: u64 = 100;
@@ -139,6 +154,7 @@ fn job(
     table: &str,
     table_columns: &[String],
 ) -> Result<JobSpec, String> {
+    check_option_names(options)?;
     let (scoring, (adapt, refit), parsed) = scoring_options(options)?;
     let spec = JobSpec {
         columns: columns(options, table, table_columns)?,
@@ -405,9 +421,6 @@ fn check_refit(spec: &JobSpec) -> Result<(), String> {
 /// reference, the scorers samples, generation the prompts.
 fn check_needs(spec: &JobSpec, table: &str) -> Result<(), String> {
     let (parsed, columns) = (&spec.parsed, &spec.columns);
-    if spec.uad && parsed.decompose.granularity != crate::scorers::Granularity::Claim {
-        return Err("option uad filters claims: set option granularity to \"claim\"".into());
-    }
     if spec.grade && columns.reference.is_none() {
         return Err(
             "option grade needs the reference text: name its column with option reference_column"
@@ -608,6 +621,7 @@ pub fn create_job(
     name: &str,
     options: Map<String, Value>,
 ) -> Result<i64, String> {
+    check_option_names(&options).map_err(|e| format!("{func}: {e}"))?;
     let table = find_table(func, db, name)?;
     let columns = db
         .texts(TABLE_COLUMNS, &[&table])
@@ -690,6 +704,25 @@ mod tests {
     }
 
     #[test]
+    fn unknown_job_keys_suggest_the_closest_and_list_both_kinds() {
+        for (given, meant) in [("source_column", "sources_column"), ("chunk", "chunk_size")] {
+            let e = parse(json!({given: "x"}), &["answer"]).unwrap_err();
+            assert!(
+                e.starts_with(&format!("f: unknown option {given:?} in options_json: did you mean {meant:?}? job options are id_column,")),
+                "{e}"
+            );
+            assert!(
+                e.contains("; scoring options are granularity, scorers"),
+                "{e}"
+            );
+        }
+        let e = parse(json!({"scorerz": ["luq"]}), &["answer"]).unwrap_err();
+        assert!(e.contains("did you mean \"scorers\"?"), "{e}");
+        let e = parse(json!({"zzzz_nothing": 1}), &["answer"]).unwrap_err();
+        assert!(e.contains("options_json: job options are"), "{e}");
+    }
+
+    #[test]
     fn calibration_adapt_is_a_job_option() {
         let model = json!({"method": "platt", "a": 4, "b": -2, "n": 10, "positives": 7});
         let cal = |adapt: Value, m: Value| {
@@ -758,8 +791,15 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("units_column"), "{e}");
-        let e = parse(json!({"uad": true}), &["answer", "samples"]).unwrap_err();
-        assert!(e.contains("uad") && e.contains("granularity"), "{e}");
+        // UAD at the job's granularity: claims, or sentences (the LLM-free filter).
+        for g in ["sentence", "claim"] {
+            let j = parse(
+                json!({"uad": true, "granularity": g}),
+                &["answer", "samples"],
+            )
+            .unwrap();
+            assert!(j.uad && j.parsed.decompose.granularity.as_str() == g);
+        }
         let e = parse(json!({"chunk_size": 0}), &["answer", "samples"]).unwrap_err();
         assert!(e.contains("chunk_size"), "{e}");
         let e = parse(json!({"scorer": ["luq"]}), &["answer", "samples"]).unwrap_err();

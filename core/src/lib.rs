@@ -20,6 +20,7 @@ pub mod retrieve;
 pub mod schema;
 pub mod score;
 pub mod scorers;
+pub mod suggest;
 pub mod words;
 
 #[cfg(test)]

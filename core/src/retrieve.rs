@@ -386,10 +386,14 @@ pub fn resolve_sources(
                 .get("source_premise")
                 .is_some_and(|p| p.get("rank").is_some()),
         ) {
-            options.insert(
-                "source_premise".into(),
-                serde_json::json!({"top_k": k, "rank": "embedding"}),
-            );
+            // Any other key (join) is kept.
+            let mut premise = match options.get("source_premise") {
+                Some(Value::Object(p)) => p.clone(),
+                _ => Map::new(),
+            };
+            premise.insert("top_k".into(), k.into());
+            premise.insert("rank".into(), "embedding".into());
+            options.insert("source_premise".into(), Value::Object(premise));
         }
     }
     Ok(got.notes)
@@ -540,6 +544,17 @@ mod tests {
         assert_eq!(
             o["source_premise"],
             json!({"top_k": 3, "rank": "embedding"})
+        );
+        // A given K and join are kept.
+        let mut o = json!({"sources": {"fts": "docs", "k": 1, "rerank": "embedding"},
+                           "source_premise": {"top_k": 2, "join": "sentence"}})
+        .as_object()
+        .unwrap()
+        .clone();
+        resolve_sources(&mut fake(), &mut o, "Paris is big.").unwrap();
+        assert_eq!(
+            o["source_premise"],
+            json!({"top_k": 2, "rank": "embedding", "join": "sentence"})
         );
         // Claims not yet decomposed: the answer is queried, with a note for per = unit.
         let mut o = json!({"sources": {"fts": "docs", "per": "unit"}, "granularity": "claim"})

@@ -37,6 +37,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "spans",
         sql: include_str!("../../sql/migrations/0005_spans.sql"),
     },
+    Migration {
+        version: 6,
+        name: "answer_text",
+        sql: include_str!("../../sql/migrations/0006_answer_text.sql"),
+    },
 ];
 
 /// The schema version after every migration.

@@ -488,7 +488,11 @@ impl Scorer {
             return Ok(row.scorer);
         }
         Err(format!(
-            "unknown scorer {name:?}: valid scorers are {} (aliases: {})",
+            "unknown scorer {name:?}: {}valid scorers are {} (aliases: {})",
+            crate::suggest::did_you_mean(
+                &key,
+                all_names().into_iter().chain(aliases().map(|(a, _)| a))
+            ),
             all_names().join(", "),
             aliases().map(|(a, _)| a).collect::<Vec<_>>().join(", ")
         ))

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+pub mod sentence_filter;
 pub mod uad;
 
 pub use uad::{

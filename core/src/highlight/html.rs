@@ -3,13 +3,13 @@
 //! every text escaped.
 //!
 //! Each marked piece is `<span class="uq-hl uq-LEVEL" data-score="…" data-units="N"
-//! style="background-color:rgb(…)…" title="…">`: the background [`colour`] of its lowest
+//! style="background-color:rgb(…)…" title="…">`: the background [`colour_at`] of its lowest
 //! score, a double underline when unsupported and a dotted one when doubtful (not colour
 //! alone), and a tooltip with one line per unit covering it (score, scorer, the unit). Units
 //! with no place in the answer follow the text as chips of their own
 //! (`<div class="uq-unplaced">`); option `legend` adds the levels' key.
 
-use super::marks::{colour, lowest, pieces, Level, Mark, Options};
+use super::marks::{colour_at, lowest, pieces, Level, Mark, Options};
 
 /// `&`, `<`, `>`, `"`, `'` escaped: safe in text and in a quoted attribute.
 pub fn escape(s: &str) -> String {
@@ -27,11 +27,12 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// The inline style of a piece at `level` with lowest score `score`.
-pub fn style(level: Level, score: Option<f64>) -> String {
+/// The inline style of a piece at `level` with lowest score `score`, coloured at the levels
+/// of `o`.
+pub fn style(level: Level, score: Option<f64>, o: &Options) -> String {
     let background = match score {
         Some(s) => {
-            let [r, g, b] = colour(s);
+            let [r, g, b] = colour_at(s, o);
             format!("background-color:rgb({r}, {g}, {b});")
         }
         None => "outline:1px dashed #888;".to_string(),
@@ -81,7 +82,7 @@ fn marked(out: &mut String, text: &str, marks: &[Mark], covering: &[usize], o: &
         level.as_str(),
         score.map_or(String::new(), |s| format!("{s:.6}")),
         covering.len(),
-        style(level, score),
+        style(level, score, o),
         tooltip(marks, covering),
         escape(text)
     ));
@@ -129,7 +130,7 @@ fn legend(o: &Options) -> String {
         format!(
             "<span class=\"uq-key uq-{}\" style=\"{}\">{}</span>",
             level.as_str(),
-            style(level, Some(score)),
+            style(level, Some(score), o),
             escape(&label)
         )
     };

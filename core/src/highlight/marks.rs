@@ -332,22 +332,29 @@ pub fn lowest(marks: &[Mark], covering: &[usize]) -> Option<f64> {
         .min_by(f64::total_cmp)
 }
 
-/// The colour of a score: PuOr, ColorBrewer's colour-blind-safe orange–purple scale, light
-/// end: #e66101 at 0, #fdb863 at 0.5, #d8daeb at 1, linear between (sRGB, rounded). Black text
-/// stays readable on all of it (contrast ≥ 6:1).
+/// The colour of a score at the default levels ([`colour_at`] with [`Options::default`]).
 pub fn colour(score: f64) -> [u8; 3] {
-    const STOPS: [(f64, [f64; 3]); 3] = [
-        (0.0, [230.0, 97.0, 1.0]),
-        (0.5, [253.0, 184.0, 99.0]),
-        (1.0, [216.0, 218.0, 235.0]),
-    ];
+    colour_at(score, &Options::default())
+}
+
+/// The colour of a score under options `o`, on PuOr (ColorBrewer's colour-blind-safe
+/// orange–purple scale): below `o.doubtful` (unsupported and doubtful) the orange half, #e66101
+/// at 0 to #fdb863 just below `doubtful`; at or above it (supported) the purple half only,
+/// #b2abd2 at `doubtful` to #d8daeb at 1, linear between (sRGB, rounded). So a supported score
+/// never takes the doubtful hue, however close to the threshold. Black text stays readable on
+/// all of it (contrast ≥ 6:1).
+pub fn colour_at(score: f64, o: &Options) -> [u8; 3] {
+    const ORANGE: [[f64; 3]; 2] = [[230.0, 97.0, 1.0], [253.0, 184.0, 99.0]];
+    const PURPLE: [[f64; 3]; 2] = [[178.0, 171.0, 210.0], [216.0, 218.0, 235.0]];
     let s = score.clamp(0.0, 1.0);
-    let (lo, hi) = if s <= 0.5 {
-        (STOPS[0], STOPS[1])
+    let d = o.doubtful.clamp(0.0, 1.0);
+    let (ends, t) = if s < d {
+        (ORANGE, s / d)
+    } else if d < 1.0 {
+        (PURPLE, (s - d) / (1.0 - d))
     } else {
-        (STOPS[1], STOPS[2])
+        (PURPLE, 1.0)
     };
-    let t = (s - lo.0) / (hi.0 - lo.0);
-    let c = |k: usize| (lo.1[k] + t * (hi.1[k] - lo.1[k])).round() as u8;
+    let c = |k: usize| (ends[0][k] + t * (ends[1][k] - ends[0][k])).round() as u8;
     [c(0), c(1), c(2)]
 }

@@ -136,9 +136,60 @@ fn units_not_in_the_answer_follow_it() {
 #[test]
 fn colours_run_from_orange_to_purple() {
     assert_eq!(colour(0.0), [230, 97, 1]);
-    assert_eq!(colour(0.5), [253, 184, 99]);
-    assert_eq!(colour(1.0), [216, 218, 235]);
     assert_eq!(colour(0.25), [242, 141, 50]);
+    assert_eq!(colour(0.4999999), [253, 184, 99]);
+    assert_eq!(colour(0.5), [178, 171, 210]);
+    assert_eq!(colour(1.0), [216, 218, 235]);
+}
+
+#[test]
+fn supported_scores_never_take_the_doubtful_hue() {
+    // Orange (red above blue) below the doubtful threshold, purple (blue above red) at or
+    // above it, at the default levels and at others.
+    for doubtful in [0.5, 0.3, 0.7, 1.0] {
+        let o = Options {
+            doubtful,
+            unsupported: doubtful.min(0.2),
+            ..Options::default()
+        };
+        for i in 0..=1000 {
+            let s = i as f64 / 1000.0;
+            let [r, _, b] = colour_at(s, &o);
+            if s < doubtful {
+                assert!(r > b, "{s} at doubtful {doubtful}: {r} {b}");
+            } else {
+                assert!(b > r, "{s} at doubtful {doubtful}: {r} {b}");
+            }
+        }
+    }
+    // A supported sentence at 0.61 (issue 39) is purple, not the orange of 0.49.
+    let [r, _, b] = colour(0.61);
+    assert!(b > r);
+    // The HTML takes the options' levels.
+    let html = render(
+        R,
+        &marks(
+            R,
+            &json!([{"unit": "Marie Curie was a physicist.", "score": 0.61}]),
+        )
+        .unwrap(),
+        &Options {
+            doubtful: 0.7,
+            ..Options::default()
+        },
+    );
+    let [r, g, b] = colour_at(
+        0.61,
+        &Options {
+            doubtful: 0.7,
+            ..Options::default()
+        },
+    );
+    assert!(
+        html.contains(&format!("background-color:rgb({r}, {g}, {b})")),
+        "{html}"
+    );
+    assert!(r > b);
 }
 
 #[test]

@@ -8,16 +8,20 @@ use serde_json::Value;
 use super::values::{ranged, string_option};
 use crate::json::type_name;
 use crate::retrieve::FtsSpec;
-use crate::score::grounded::{Passage, Thresholds, DEFAULT_THRESHOLDS};
+use crate::score::grounded::{Join, Passage, SourceSelection, Thresholds, DEFAULT_THRESHOLDS};
 use crate::score::premise::{Premise, Rank};
 use crate::scorers::{Family, Scorer};
 
 /// The default of `source_premise`: the 5 sentences of all the sources most relevant to the
 /// unit, by shared words (on half of WikiBio dev, top 5 and top 1 led; top 5 held on the other
-/// half: `uqd bench grounded --source-premise top3,top1,top2,top5,whole,top3_embedding`).
-pub const DEFAULT_SOURCE_PREMISE: Premise = Premise::TopK {
-    k: 5,
-    rank: Rank::Lexical,
+/// half: `uqd bench grounded --source-premise top3,top1,top2,top5,whole,top3_embedding`),
+/// joined per passage.
+pub const DEFAULT_SOURCE_PREMISE: SourceSelection = SourceSelection {
+    premise: Premise::TopK {
+        k: 5,
+        rank: Rank::Lexical,
+    },
+    join: Join::Passage,
 };
 
 const EXAMPLE: &str = r#""sources":["First passage.","Second passage."]"#;
@@ -112,8 +116,8 @@ pub struct GroundedOptions {
     /// Option `sources`.
     pub sources: Option<Sources>,
     /// Option `source_premise`: `"whole"` (every passage whole, as one premise each) or
-    /// `{"top_k": K, "rank": …}` (default [`DEFAULT_SOURCE_PREMISE`]).
-    pub source_premise: Premise,
+    /// `{"top_k": K, "rank": …, "join": …}` (default [`DEFAULT_SOURCE_PREMISE`]).
+    pub source_premise: SourceSelection,
     /// Options `source_entailment_threshold` and `source_contradiction_threshold`.
     pub thresholds: Thresholds,
     /// Option `fallback_scorer`: the sample scorer of `grounded_fallback` (default
@@ -137,12 +141,7 @@ impl GroundedOptions {
     pub(super) fn set(&mut self, key: &str, val: &Value) -> Result<bool, String> {
         match key {
             "sources" => self.sources = Some(Sources::parse(val)?),
-            "source_premise" => {
-                self.source_premise = Premise::parse(val).map_err(|e| {
-                    e.replace("option premise", "option source_premise")
-                        .replace("\"premise\":", "\"source_premise\":")
-                })?
-            }
+            "source_premise" => self.source_premise = SourceSelection::parse(val)?,
             "source_entailment_threshold" => {
                 self.thresholds.entailment =
                     ranged(key, val, "0.7", |x| (0.0..=1.0).contains(&x), "0..=1")?

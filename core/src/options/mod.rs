@@ -206,7 +206,8 @@ pub fn parse_options(v: &Value) -> Result<ScoreOptions, String> {
     for (key, val) in obj {
         if !OPTION_NAMES.contains(&key.as_str()) {
             return Err(format!(
-                "unknown option {key:?} in options_json: valid options are {}",
+                "unknown option {key:?} in options_json: {}valid options are {}",
+                crate::suggest::did_you_mean(key, OPTION_NAMES.iter().copied()),
                 OPTION_NAMES.join(", ")
             ));
         }

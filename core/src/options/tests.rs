@@ -48,10 +48,29 @@ fn not_an_object() {
 #[test]
 fn unknown_key() {
     let e = parse_options(&json!({"scorer": ["entailment"]})).unwrap_err();
-    assert!(e.contains("\"scorer\""), "{e}");
+    assert!(
+        e.starts_with("unknown option \"scorer\" in options_json: did you mean \"scorers\"? valid options are granularity,"),
+        "{e}"
+    );
     for k in OPTION_NAMES {
         assert!(e.contains(k), "{e}");
     }
+    let e = parse_options(&json!({"nothing_like_any": 1})).unwrap_err();
+    assert!(!e.contains("did you mean"), "{e}");
+}
+
+#[test]
+fn unknown_scorer_suggests_the_closest_name() {
+    let e = parse_options(&json!({"scorers": ["grounded_entailmnt"]})).unwrap_err();
+    assert!(
+        e.contains("unknown scorer \"grounded_entailmnt\": did you mean \"grounded_entailment\"? valid scorers are"),
+        "{e}"
+    );
+    let e = parse_options(&json!({"scorers": ["bogus"]})).unwrap_err();
+    assert!(
+        e.contains("unknown scorer \"bogus\": valid scorers are"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -11,13 +11,145 @@
 //! * `grounded_fallback`: the sources' verdict where they decide ([`Verdict`]), the samples'
 //!   score where they are silent ([`fallback_score`]).
 //!
-//! P_j is passage j's premise for s ([`select_premises`]).
+//! P_j is passage j's premise for s ([`select_premises`]); with `"join":"sentence"`, each
+//! selected sentence alone (SummaC's sentence-level premises).
 
 use std::collections::HashSet;
+
+use serde_json::{json, Map, Value};
 
 use super::nli::NliProbs;
 use crate::score::premise::{top_k, Premise, Rank};
 use crate::words::content_words;
+
+/// How the selected sentences of the sources make premises (key `join` of option
+/// `source_premise`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Join {
+    /// One premise per passage: its selected sentences joined in order.
+    Passage,
+    /// One premise per selected sentence, alone (as SummaC's sentence-level premises).
+    Sentence,
+}
+
+impl Join {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Join::Passage => "passage",
+            Join::Sentence => "sentence",
+        }
+    }
+}
+
+/// Option `source_premise`: which sentences of the sources a unit is checked against
+/// (`premise`: `"whole"` or `{"top_k": K, "rank": …}`, as option `premise`) and how they make
+/// premises (`join`; only with `top_k`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceSelection {
+    pub premise: Premise,
+    pub join: Join,
+}
+
+impl From<Premise> for SourceSelection {
+    /// `premise` with one premise per passage.
+    fn from(premise: Premise) -> Self {
+        SourceSelection {
+            premise,
+            join: Join::Passage,
+        }
+    }
+}
+
+/// The valid forms of option `source_premise`, for its errors.
+const SOURCE_PREMISE_EXAMPLE: &str = "\"source_premise\":{\"top_k\":5,\"rank\":\"lexical\",\
+                                      \"join\":\"sentence\"} or \"source_premise\":\"whole\"";
+
+impl SourceSelection {
+    /// Reads option `source_premise`: `"whole"` or `{"top_k": K, "rank": "lexical" |
+    /// "embedding", "join": "passage" | "sentence"}` (`rank` defaults to lexical, `join` to
+    /// passage).
+    pub fn parse(v: &Value) -> Result<SourceSelection, String> {
+        let rename = |e: String| {
+            e.replace("option premise", "option source_premise")
+                .replace("\"premise\":", "\"source_premise\":")
+        };
+        let Value::Object(o) = v else {
+            return Premise::parse(v).map(Into::into).map_err(rename);
+        };
+        if let Some(k) = o
+            .keys()
+            .find(|k| !["top_k", "rank", "join"].contains(&k.as_str()))
+        {
+            return Err(format!(
+                "option source_premise: unknown key {k:?}; valid keys are top_k, rank and join, \
+                 e.g. {SOURCE_PREMISE_EXAMPLE}"
+            ));
+        }
+        let join = match o.get("join") {
+            None | Some(Value::Null) => Join::Passage,
+            Some(Value::String(j)) if j == "passage" => Join::Passage,
+            Some(Value::String(j)) if j == "sentence" => Join::Sentence,
+            Some(j) => {
+                return Err(format!(
+                    "option source_premise.join must be \"passage\" (a passage's selected \
+                     sentences joined, one premise per passage) or \"sentence\" (each selected \
+                     sentence alone, one premise each), e.g. {SOURCE_PREMISE_EXAMPLE}; got {j}"
+                ))
+            }
+        };
+        let rest: Map<String, Value> = o
+            .iter()
+            .filter(|(k, _)| k.as_str() != "join")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let premise = Premise::parse(&Value::Object(rest)).map_err(rename)?;
+        Ok(SourceSelection { premise, join })
+    }
+
+    /// The option's value as JSON (what `parse` reads back).
+    pub fn to_json(self) -> Value {
+        match self.premise {
+            Premise::Whole => json!("whole"),
+            Premise::TopK { .. } => {
+                let mut v = self.premise.to_json();
+                v["join"] = json!(self.join.as_str());
+                v
+            }
+        }
+    }
+
+    /// A short name for bench lines and flags: `whole`, `top5`, `top5_embedding`,
+    /// `top5_sentence`, `top5_embedding_sentence`.
+    pub fn label(self) -> String {
+        match self.join {
+            Join::Passage => self.premise.label(),
+            Join::Sentence => format!("{}_sentence", self.premise.label()),
+        }
+    }
+
+    /// Reads a [`label`](SourceSelection::label) back (bench flags).
+    pub fn from_label(s: &str) -> Result<SourceSelection, String> {
+        let s = s.trim();
+        let (rest, join) = match s.strip_suffix("_sentence") {
+            Some(r) => (r, Join::Sentence),
+            None => (s.strip_suffix("_passage").unwrap_or(s), Join::Passage),
+        };
+        let premise = Premise::from_label(rest).map_err(|_| {
+            format!(
+                "source premise {s:?}: use whole, topK, topK_embedding, topK_sentence or \
+                 topK_embedding_sentence (K from 1 to {}), e.g. top5_sentence",
+                crate::score::premise::MAX_TOP_K
+            )
+        })?;
+        if premise == Premise::Whole && join == Join::Sentence {
+            return Err(format!(
+                "source premise {s:?}: whole keeps every passage whole, so it has no sentences to \
+                 take alone: use whole or topK_sentence, e.g. top5_sentence"
+            ));
+        }
+        Ok(SourceSelection { premise, join })
+    }
+}
 
 /// One source passage: its text and, when it came from a table, its id (the rowid).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,22 +253,36 @@ fn premise_of(
     }
 }
 
+/// Sentence `i` of `passage` (index `p`) alone, as its own premise.
+fn sentence_premise(p: usize, text: &str, split: &SplitPassage, i: usize) -> SourcePremise {
+    let (s, e) = split.spans[i];
+    SourcePremise {
+        passage: p,
+        start: char_offset(text, s),
+        end: char_offset(text, e),
+        text: text[s..e].to_string(),
+        matched: true,
+    }
+}
+
 /// The premises unit `unit` is checked against: with `whole`, every passage whole; with
 /// `{"top_k": K}`, the K sentences of all passages most relevant to the unit (`relevance[p][i]`
 /// of sentence i of passage p: shared content words when `None`, as
-/// [`crate::score::premise::lexical_relevance`]),
-/// grouped by passage (one premise per passage that has a selected sentence, in passage order).
+/// [`crate::score::premise::lexical_relevance`]), grouped by passage with `join` `passage` (one
+/// premise per passage that has a selected sentence, in passage order), or each alone with
+/// `join` `sentence` (one premise per selected sentence, in passage and sentence order).
 /// A lexical ranking drops sentences that share no content word with the unit; when none shares
-/// one, the first passage's first K sentences are the premise. Only sources without a sentence
-/// give no premise (the sources are silent).
+/// one, the first passage's first K sentences are the premise (with `sentence`, each alone).
+/// Only sources without a sentence give no premise (the sources are silent).
 pub fn select_premises(
     unit: &str,
     passages: &[Passage],
     split: &[SplitPassage],
-    premise: Premise,
+    selection: SourceSelection,
     relevance: Option<&[Vec<f64>]>,
 ) -> Vec<SourcePremise> {
-    let (k, rank) = match premise {
+    let alone = selection.join == Join::Sentence;
+    let (k, rank) = match selection.premise {
         Premise::Whole => {
             return passages
                 .iter()
@@ -172,12 +318,28 @@ pub fn select_premises(
         // never contradict it ([`unmatched`]).
         if let Some(p) = split.iter().position(|s| !s.spans.is_empty()) {
             let sents: Vec<usize> = (0..split[p].spans.len().min(k)).collect();
-            let mut premise = premise_of(p, &passages[p].text, &split[p], &sents, k);
-            premise.matched = false;
-            return vec![premise];
+            let text = &passages[p].text;
+            let mut premises = if alone {
+                sents
+                    .iter()
+                    .map(|&i| sentence_premise(p, text, &split[p], i))
+                    .collect()
+            } else {
+                vec![premise_of(p, text, &split[p], &sents, k)]
+            };
+            for premise in &mut premises {
+                premise.matched = false;
+            }
+            return premises;
         }
     }
     chosen.sort_unstable();
+    if alone {
+        return chosen
+            .into_iter()
+            .map(|(p, i)| sentence_premise(p, &passages[p].text, &split[p], i))
+            .collect();
+    }
     let mut out = Vec::new();
     let mut i = 0;
     while i < chosen.len() {
@@ -356,7 +518,7 @@ mod tests {
             k: 2,
             rank: Rank::Lexical,
         };
-        let got = select_premises("Curie was born in Warsaw.", &ps, &sp, top2, None);
+        let got = select_premises("Curie was born in Warsaw.", &ps, &sp, top2.into(), None);
         // curie+born+warsaw (p0 s2: 3 words), then curie in p0 s0 and p1 s1 (1 word): the
         // earlier wins the tie.
         assert_eq!(got.len(), 1);
@@ -367,7 +529,7 @@ mod tests {
         );
         assert_eq!((got[0].start, got[0].end), (0, ps[0].text.chars().count()));
         // A passage of at most K sentences is its own premise, whole.
-        let got = select_premises("Curie died in 1934.", &ps, &sp, top2, None);
+        let got = select_premises("Curie died in 1934.", &ps, &sp, top2.into(), None);
         assert_eq!(
             got.iter().map(|p| p.passage).collect::<Vec<_>>(),
             vec![0, 1]
@@ -378,13 +540,13 @@ mod tests {
             k: 1,
             rank: Rank::Lexical,
         };
-        let got = select_premises("She won Nobel Prizes.", &ps, &sp, top1, None);
+        let got = select_premises("She won Nobel Prizes.", &ps, &sp, top1.into(), None);
         assert_eq!(got[0].text, "She won two Nobel Prizes.");
         let (s, e) = (got[0].start, got[0].end);
         let chars: String = ps[0].text.chars().skip(s).take(e - s).collect();
         assert_eq!(chars, "She won two Nobel Prizes.");
         // No shared word: the first passage's first K sentences.
-        let got = select_premises("Tokyo is large.", &ps, &sp, top2, None);
+        let got = select_premises("Tokyo is large.", &ps, &sp, top2.into(), None);
         assert_eq!(got.len(), 1);
         assert_eq!(
             got[0].text,
@@ -396,9 +558,157 @@ mod tests {
         assert_eq!(u.contradiction, 0.0);
         // Whole: every non-blank passage.
         assert_eq!(
-            select_premises("x", &ps, &sp, Premise::Whole, None).len(),
+            select_premises("x", &ps, &sp, Premise::Whole.into(), None).len(),
             3
         );
+    }
+
+    /// The text of characters `start..end` of `text`.
+    fn span(text: &str, start: usize, end: usize) -> String {
+        text.chars().skip(start).take(end - start).collect()
+    }
+
+    #[test]
+    fn sentence_join_gives_each_chosen_sentence_alone() {
+        let (ps, sp) = passages(&[
+            "Marie Curie was a physicist. She won two Nobel Prizes. Curie was born in Warsaw.",
+            "Zoë lived in Köln. Curie died near Passy in 1934.",
+            "Nothing here.",
+        ]);
+        let top3 = SourceSelection {
+            premise: Premise::TopK {
+                k: 3,
+                rank: Rank::Lexical,
+            },
+            join: Join::Sentence,
+        };
+        // curie+born (p0 s2), then curie alone in p0 s0 and p1 s1: three premises, in passage
+        // and sentence order, each one sentence with its own span (even in the two-sentence
+        // passage, which `passage` would give whole).
+        let got = select_premises("Curie was born in Warsaw.", &ps, &sp, top3, None);
+        let texts: Vec<&str> = got.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "Marie Curie was a physicist.",
+                "Curie was born in Warsaw.",
+                "Curie died near Passy in 1934."
+            ]
+        );
+        assert_eq!(
+            got.iter().map(|p| p.passage).collect::<Vec<_>>(),
+            vec![0, 0, 1]
+        );
+        for p in &got {
+            assert!(p.matched);
+            assert_eq!(span(&ps[p.passage].text, p.start, p.end), p.text);
+        }
+        // Character offsets, not bytes, after "Zoë" and "Köln".
+        assert_eq!((got[2].start, got[2].end), (19, 49));
+        // The same sentences joined per passage: two premises.
+        let joined = SourceSelection {
+            join: Join::Passage,
+            ..top3
+        };
+        let got = select_premises("Curie was born in Warsaw.", &ps, &sp, joined, None);
+        // (Passages of at most K sentences are given whole.)
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            (got[0].text.as_str(), got[1].text.as_str()),
+            (ps[0].text.as_str(), ps[1].text.as_str())
+        );
+        // Lexical: sentences sharing no word are dropped, even under K.
+        let got = select_premises("Passy is in Paris.", &ps, &sp, top3, None);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].text, "Curie died near Passy in 1934.");
+        // No shared word: the first passage's first K sentences, each alone, unmatched.
+        let got = select_premises("Tokyo is large.", &ps, &sp, top3, None);
+        assert_eq!(got.len(), 3);
+        assert!(got.iter().all(|p| !p.matched && p.passage == 0));
+        assert_eq!(got[1].text, "She won two Nobel Prizes.");
+        assert_eq!(span(&ps[0].text, got[1].start, got[1].end), got[1].text);
+        // Embedding relevance: the K best, kept whatever their score.
+        let rel = vec![vec![0.1, 0.9, 0.2], vec![0.8, 0.0], vec![0.3]];
+        let emb = SourceSelection {
+            premise: Premise::TopK {
+                k: 2,
+                rank: Rank::Embedding,
+            },
+            join: Join::Sentence,
+        };
+        let got = select_premises("x", &ps, &sp, emb, Some(&rel));
+        let texts: Vec<&str> = got.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            vec!["She won two Nobel Prizes.", "Zoë lived in Köln."]
+        );
+        assert_eq!((got[1].start, got[1].end), (0, 18));
+    }
+
+    #[test]
+    fn source_premise_parses_join_and_labels() {
+        let top5 = Premise::TopK {
+            k: 5,
+            rank: Rank::Lexical,
+        };
+        let parse = |v: Value| SourceSelection::parse(&v);
+        assert_eq!(parse(json!({"top_k": 5})).unwrap(), top5.into());
+        assert_eq!(
+            parse(json!({"top_k": 5, "rank": "lexical", "join": "passage"})).unwrap(),
+            top5.into()
+        );
+        let s = parse(json!({"top_k": 5, "rank": "lexical", "join": "sentence"})).unwrap();
+        assert_eq!(
+            s,
+            SourceSelection {
+                premise: top5,
+                join: Join::Sentence
+            }
+        );
+        assert_eq!(s.label(), "top5_sentence");
+        assert_eq!(SourceSelection::from_label("top5_sentence").unwrap(), s);
+        assert_eq!(parse(s.to_json()).unwrap(), s);
+        assert_eq!(
+            s.to_json(),
+            json!({"top_k": 5, "rank": "lexical", "join": "sentence"})
+        );
+        let e = parse(json!({"top_k": 3, "rank": "embedding", "join": "sentence"})).unwrap();
+        assert_eq!(e.label(), "top3_embedding_sentence");
+        assert_eq!(SourceSelection::from_label(&e.label()).unwrap(), e);
+        assert_eq!(parse(json!("whole")).unwrap(), Premise::Whole.into());
+        assert_eq!(SourceSelection::from_label("top5").unwrap(), top5.into());
+        assert_eq!(
+            SourceSelection::from_label("whole").unwrap().to_json(),
+            json!("whole")
+        );
+        for (bad, needle) in [
+            (
+                json!({"top_k": 5, "join": "chunk"}),
+                "option source_premise.join must be \"passage\"",
+            ),
+            (json!({"top_k": 5, "join": 1}), "source_premise.join"),
+            (
+                json!({"top_k": 5, "joint": "sentence"}),
+                "option source_premise: unknown key \"joint\"; valid keys are top_k, rank and join",
+            ),
+            (
+                json!({"join": "sentence"}),
+                "option source_premise needs top_k",
+            ),
+            (
+                json!({"top_k": 0, "join": "sentence"}),
+                "option source_premise.top_k must be an integer from 1",
+            ),
+            (json!("all"), "option source_premise: unknown value \"all\""),
+        ] {
+            let err = parse(bad.clone()).unwrap_err();
+            assert!(err.contains(needle), "{bad}: {err}");
+            assert!(err.contains("\"source_premise\":"), "{bad}: {err}");
+        }
+        for bad in ["whole_sentence", "top0_sentence", "sentence", "top5_chunk"] {
+            let err = SourceSelection::from_label(bad).unwrap_err();
+            assert!(err.contains("top5_sentence"), "{bad}: {err}");
+        }
     }
 
     #[test]
@@ -409,7 +719,7 @@ mod tests {
             k: 1,
             rank: Rank::Lexical,
         };
-        let got = select_premises("Zoë was born in Malmö.", &ps, &sp, top1, None);
+        let got = select_premises("Zoë was born in Malmö.", &ps, &sp, top1.into(), None);
         let chars: String = ps[0]
             .text
             .chars()

@@ -109,6 +109,13 @@ impl Premise {
                 "option premise: unknown value {s:?}; use {PREMISE_EXAMPLE}"
             )),
             Value::Object(o) => {
+                if o.contains_key("join") {
+                    return Err(format!(
+                        "option premise: key join applies only to option source_premise (how the \
+                         sources' sentences make premises); a sample is always one premise: drop \
+                         join, e.g. {PREMISE_EXAMPLE}"
+                    ));
+                }
                 if let Some(k) = o.keys().find(|k| !["top_k", "rank"].contains(&k.as_str())) {
                     return Err(format!(
                         "option premise: unknown key {k:?}; valid keys are top_k and rank, e.g. \
@@ -268,6 +275,10 @@ mod tests {
             (json!({"rank": "lexical"}), "needs top_k"),
             (json!({"top_k": 3, "rank": "bm25"}), "premise.rank"),
             (json!({"top_k": 3, "k": 1}), "unknown key \"k\""),
+            (
+                json!({"top_k": 3, "join": "sentence"}),
+                "option premise: key join applies only to option source_premise",
+            ),
             (json!(3), "must be \"whole\" or an object"),
         ] {
             let err = Premise::parse(&bad).unwrap_err();

@@ -4,8 +4,11 @@
 //!
 //! Choices (docs/reference.md, "Uncertainty-aware decoding (UAD)"):
 //! * UAD works on claims. The claims are `options.units` when given, else the decomposition LLM's
-//!   (as `score` at claim granularity). An explicit `granularity: "sentence"` is an error (uqlm
-//!   refuses response refinement at sentence granularity too).
+//!   (as `score` at claim granularity). An explicit `granularity: "sentence"` is the LLM-free
+//!   filter instead (beyond uqlm, which refuses sentence granularity): the sentences (or given
+//!   units) are filtered by the same threshold rules and the refined response is the kept ones
+//!   as written, in order (`uq_core::aggregate::sentence_filter`); no reconstruction call, no
+//!   verification, and nothing kept gives an empty text.
 //! * Only the UAD scorer is computed: `uad_scorer`, else the first of `scorers` (uqlm's
 //!   `claim_filtering_scorer` default). A `uad_scorer` outside `scorers` is scored all the same
 //!   (uqlm would fall back to the first scorer with a warning, which uqlite cannot show).
@@ -31,6 +34,7 @@
 //!   70 % likely to be true (kept ⇔ calibrated ≥ threshold).
 
 use serde_json::Value;
+use uq_core::aggregate::sentence_filter::kept_text;
 use uq_core::aggregate::{aggregate, uad_kept};
 use uq_core::calibrate::FittedOn;
 use uq_core::limits::check_inputs;
@@ -79,16 +83,12 @@ fn uad_untallied(
     options: &Value,
 ) -> Result<UadResult, String> {
     let mut opts = parse_options(options)?;
-    if opts.decompose.granularity == Granularity::Sentence
-        && options.get("granularity").is_some_and(|g| !g.is_null())
-    {
-        return Err(
-            "uad filters claims: leave option granularity out or set it to \"claim\" \
-                    (give your own claims in option units)"
-                .into(),
-        );
+    // Claims unless "granularity":"sentence" is given: then the LLM-free sentence filter.
+    let sentences = opts.decompose.granularity == Granularity::Sentence
+        && options.get("granularity").is_some_and(|g| !g.is_null());
+    if !sentences {
+        opts.decompose.granularity = Granularity::Claim;
     }
-    opts.decompose.granularity = Granularity::Claim;
     let scorer = opts.uad_scorer();
     opts.scoring.scorers = vec![scorer];
     let samples = check_inputs(response, samples, &opts)?;
@@ -165,7 +165,10 @@ pub fn decide(
         .collect();
     let (mut refined_response, mut verified, mut removed_sentences) =
         (response.to_string(), false, Vec::new());
-    if !kept_claims.is_empty() {
+    if opts.decompose.granularity == Granularity::Sentence {
+        // The LLM-free filter: the kept sentences as written, in order; none kept: empty.
+        refined_response = kept_text(response, &claims, &kept);
+    } else if !kept_claims.is_empty() {
         let rebuilder = llm.for_role(opts, LlmRole::Reconstruction)?;
         let req = reconstruction_request(&rebuilder, &kept_claims);
         refined_response = llm.block_on(rebuilder.text(&req))?.trim().to_string();

@@ -19,9 +19,8 @@ use uq_core::decompose::split_sentences;
 use uq_core::metrics::{auroc, average_precision};
 use uq_core::protocol::{NliProbs, ScoreResult};
 use uq_core::score::grounded::{
-    check, fallback_score, Checked, Thresholds, Verdict, DEFAULT_THRESHOLDS,
+    check, fallback_score, Checked, SourceSelection, Thresholds, Verdict, DEFAULT_THRESHOLDS,
 };
-use uq_core::score::premise::Premise;
 
 use super::lines::{load_jsonl, pct, round};
 use crate::engine::Engine;
@@ -41,7 +40,7 @@ pub struct GroundedArgs<'a> {
     pub chunk: usize,
     /// The `source_premise` settings of run (a), one run each (the first is used by the other
     /// runs).
-    pub source_premises: Vec<uq_core::score::premise::Premise>,
+    pub source_premises: Vec<SourceSelection>,
 }
 
 #[derive(Deserialize)]
@@ -209,22 +208,24 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
     };
     let labels = (accurate.as_slice(), half.as_slice());
     // An answer with its sentences as units; with sources, checked with `premise`'s selection.
-    let item =
-        |r: &WikiBio, scorers: &[&str], sources: Option<(Value, &Premise)>, samples: usize| {
-            let mut o = json!({"units": r.gpt3_sentences, "scorers": scorers});
-            if let Some((s, premise)) = sources {
-                o["sources"] = s;
-                o["source_premise"] = premise.to_json();
-            }
-            if samples > 0 {
-                o["num_samples"] = json!(samples);
-            }
-            Item {
-                response: r.gpt3_text.clone(),
-                samples: r.gpt3_text_samples[..samples].to_vec(),
-                options: o,
-            }
-        };
+    let item = |r: &WikiBio,
+                scorers: &[&str],
+                sources: Option<(Value, &SourceSelection)>,
+                samples: usize| {
+        let mut o = json!({"units": r.gpt3_sentences, "scorers": scorers});
+        if let Some((s, premise)) = sources {
+            o["sources"] = s;
+            o["source_premise"] = premise.to_json();
+        }
+        if samples > 0 {
+            o["num_samples"] = json!(samples);
+        }
+        Item {
+            response: r.gpt3_text.clone(),
+            samples: r.gpt3_text_samples[..samples].to_vec(),
+            options: o,
+        }
+    };
     let premise = &args.source_premises[0];
     let g = ["grounded_entailment", "grounded_noncontradiction"];
     let mut out = Vec::new();
@@ -502,7 +503,8 @@ fn grounded_dev(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Resul
     // (a) per sentence of the response (QA: question + answer as one unit) against the source's
     // most relevant sentences; the answer's score is its least supported unit (min) or the
     // mean of its units.
-    for premise in args.source_premises.iter().map(|p| p.to_json()) {
+    for setting in &args.source_premises {
+        let premise = setting.to_json();
         let items: Vec<Item> = rows
             .iter()
             .map(|r| {
@@ -526,7 +528,8 @@ fn grounded_dev(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Resul
                 report(
                     &format!("a_source_{s}"),
                     &conf,
-                    json!({"scorer": s, "source_premise": premise, "aggregation": agg.as_str(),
+                    json!({"scorer": s, "source_premise": premise, "setting": setting.label(),
+                    "aggregation": agg.as_str(),
                     "nli_pairs": a.nli_pairs, "nli_tokens": a.nli_tokens,
                     "wall_s": round(a.wall_s), "llm_calls": 0}),
                 );

@@ -1,9 +1,10 @@
 //! Benchmarks of `uqd bench`, each printing one JSON object per line: `selfcheck` (sentence
 //! level, SelfCheckGPT WikiBio), `claims` (claim level, FActScore-Bio from the graph-uq data),
 //! `coverage` (what the decomposition LLM loses), `table` (a whole-table job), `soak` (a long mixed run against a restarted daemon), `calibration`
-//! (calibrations and ensembles fitted on one graph-uq file, tested on the other) and
+//! (calibrations and ensembles fitted on one graph-uq file, tested on the other),
 //! `conformal` (the conformal factuality threshold's coverage over random splits and across
-//! files) and `spans` (the claim alignment against hand-marked spans).
+//! files), `spans` (the claim alignment against hand-marked spans) and `stress` (the NLI model
+//! on a labelled stress suite of pairs, judged as `uq_nli` judges them).
 //! What they share: `run` (the measured scoring runs, the cached rerun, the summary line),
 //! `options` (flags as scoring options), `raw` (the raw model's ceiling), `host` (the NLI path's
 //! stages per pair), `procfs` (process figures from /proc) and `lines` (JSON lines in and out).
@@ -24,6 +25,7 @@ mod run;
 mod selfcheck;
 mod soak;
 mod spans;
+mod stress;
 mod table;
 
 pub use calibration::{calibration, CalibrationArgs};
@@ -32,9 +34,10 @@ pub use conformal::{conformal, ConformalArgs};
 pub use coverage::coverage_bench;
 pub use grounded::{grounded, GroundedArgs};
 pub use load::{load, worker as load_worker, LoadArgs};
-pub use options::{parse_premises, Judge, DEFAULT_RAW_PAIRS};
+pub use options::{parse_premises, parse_source_premises, Judge, DEFAULT_RAW_PAIRS};
 pub use procfs::peak_rss_mb;
 pub use selfcheck::{compare_precisions, selfcheck, SelfcheckArgs};
 pub use soak::{soak, SoakArgs};
 pub use spans::{spans, SpansArgs};
+pub use stress::{stress, StressSuite};
 pub use table::{table, TableArgs};

@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 use uq_core::options::{parse_llm_config, NliPrompt};
+use uq_core::score::grounded::SourceSelection;
 use uq_core::score::premise::Premise;
 use uq_core::scorers::{Granularity, Scorer};
 
@@ -101,6 +102,24 @@ pub fn parse_premises(list: Option<&str>, g: Granularity) -> Result<Vec<Premise>
     if out.is_empty() {
         return Err(
             "--premise is empty: give whole, topK or topK_embedding, e.g. whole,top3".into(),
+        );
+    }
+    Ok(out)
+}
+
+/// The settings of `--source-premise` (comma-separated labels: whole, top5, top5_embedding,
+/// top5_sentence, …).
+pub fn parse_source_premises(list: &str) -> Result<Vec<SourceSelection>, String> {
+    let out: Vec<SourceSelection> = list
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| SourceSelection::from_label(p).map_err(|e| format!("--source-premise: {e}")))
+        .collect::<Result<_, _>>()?;
+    if out.is_empty() {
+        return Err(
+            "--source-premise is empty: give whole, topK, topK_embedding or \
+                    topK_sentence, e.g. top5,top5_sentence"
+                .into(),
         );
     }
     Ok(out)

@@ -59,6 +59,24 @@ pub enum BenchCommand {
     /// Claim spans: the alignment of FActScore-Bio claims to their answer (no model, no LLM)
     /// against hand-marked spans: character F1, overlap, same sentence, share placed.
     Spans(SpansFlags),
+    /// The NLI model on a stress suite of labelled (premise, hypothesis) pairs, each judged as
+    /// uq_nli judges it: per kind (distractors, paraphrase, swap_negation, …) and overall the
+    /// 3-way accuracy, mean p_entailment and p_contradiction, and the share of entailed and of
+    /// neutral items read as contradiction (p_contradiction > 0.5).
+    Stress(StressFlags),
+}
+
+#[derive(Args)]
+pub struct StressFlags {
+    /// The suite: one {"id","kind","sub","topic","premise","hypothesis","label"} per line, label
+    /// entailment, neutral or contradiction.
+    #[arg(long, default_value = "models/nli/stress.jsonl")]
+    data: PathBuf,
+    /// Also write each item's probabilities and predicted label here (JSON lines).
+    #[arg(long)]
+    items: Option<PathBuf>,
+    #[command(flatten)]
+    config: CliOverrides,
 }
 
 #[derive(Args)]
@@ -92,7 +110,8 @@ pub struct GroundedFlags {
     #[arg(long, default_value_t = 5)]
     chunk: usize,
     /// source_premise settings of run (a), one run each, comma-separated (whole, topK,
-    /// topK_embedding); the first is used by the other runs.
+    /// topK_embedding; suffix _sentence: each selected sentence alone, e.g. top5_sentence); the
+    /// first is used by the other runs.
     #[arg(long, default_value = "top5")]
     source_premise: String,
     #[command(flatten)]
@@ -357,12 +376,17 @@ pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
             data: &f.data,
             marks: &f.marks,
         })?,
+        BenchCommand::Stress(f) => {
+            // The suite is checked before the model loads.
+            let suite = bench::StressSuite::load(&f.data)?;
+            let mut config = Config::resolve(f.config)?;
+            // uq_nli needs the NLI model alone.
+            config.embed_model = None;
+            let engine = Engine::load(&config)?;
+            bench::stress(&engine, &suite, f.items.as_deref())?;
+        }
         BenchCommand::Grounded(f) => {
-            let source_premises = bench::parse_premises(
-                Some(&f.source_premise),
-                uq_core::scorers::Granularity::Sentence,
-            )
-            .map_err(|e| e.replace("--premise", "--source-premise"))?;
+            let source_premises = bench::parse_source_premises(&f.source_premise)?;
             let (engine, llm) = setup(f.config, f.samples)?;
             bench::grounded(
                 &engine,

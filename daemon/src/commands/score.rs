@@ -16,10 +16,7 @@ pub struct ScoreArgs {
     db: PathBuf,
     /// Table of answers (columns answer/response, samples, prompt/question, …).
     table: Option<String>,
-    /// Job options as JSON: scoring options plus id_column, prompt_column, answer_column,
-    /// samples_column, reference_column, generate, grade, objectivity, uad, chunk_size,
-    /// concurrency, prices.
-    #[arg(long, default_value = "{}")]
+    #[arg(long, default_value = "{}", help = options_help())]
     options: String,
     /// Resume job JOB of DB (after a kill, or a failure once its cause is fixed) instead of
     /// starting a new one.
@@ -31,6 +28,16 @@ pub struct ScoreArgs {
     retry_errors: bool,
     #[command(flatten)]
     config: CliOverrides,
+}
+
+/// The help of `--options`: the job keys (uq_core::jobs::JOB_KEYS) and where the scoring
+/// options are listed.
+fn options_help() -> String {
+    format!(
+        "Job options as JSON: the job keys {} plus the scoring options of uq_unit_scores \
+         (docs/reference.md, Options), e.g. '{{\"sources_column\":\"context\",\"scorers\":[\"grounded_entailment\"]}}'",
+        uq_core::jobs::JOB_KEYS.join(", ")
+    )
 }
 
 /// Prints `{"job_id", "status", "rows", "seconds"}`; exit status 1 unless the job is done.
@@ -65,4 +72,19 @@ pub fn run(args: ScoreArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{Args, Command};
+
+    #[test]
+    fn help_lists_every_job_key() {
+        let help = super::ScoreArgs::augment_args(Command::new("score"))
+            .render_help()
+            .to_string();
+        for key in uq_core::jobs::JOB_KEYS {
+            assert!(help.contains(key), "{key} missing from:\n{help}");
+        }
+    }
 }

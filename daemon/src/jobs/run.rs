@@ -719,6 +719,9 @@ fn row_uad(
         let mut o = options.clone();
         if let Some(map) = o.as_object_mut() {
             map.insert("units".into(), serde_json::json!(score.units));
+            // The job's granularity decides: sentences are filtered without an LLM.
+            let g = spec.parsed.decompose.granularity;
+            map.insert("granularity".into(), serde_json::json!(g.as_str()));
         }
         uad::uad(engine, llm, answer, samples, &o)?
     }))

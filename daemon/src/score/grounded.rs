@@ -1,7 +1,8 @@
 //! Grounded scorers (beyond the paper; `uq_core::score::grounded`): each unit against the
 //! user's sources (option `sources`) instead of sampled answers. Per unit, the sources'
 //! sentences most relevant to it (option `source_premise`; by shared words or the embedding
-//! model) make one premise per passage; one NLI pair per premise, the most decisive kept.
+//! model) make one premise per passage (or, with `"join":"sentence"`, one per sentence); one
+//! NLI pair per premise, the most decisive kept.
 //! `grounded_fallback` scores the units the sources leave open with `fallback_scorer` on the
 //! samples, and only those.
 
@@ -50,7 +51,7 @@ fn unit_premises(
 ) -> Result<Vec<Vec<SourcePremise>>, String> {
     let premise = cx.opts.grounded.source_premise;
     let embedding = matches!(
-        premise,
+        premise.premise,
         Premise::TopK {
             rank: Rank::Embedding,
             ..

@@ -4,6 +4,7 @@
 //! `cargo test --release -p uqd --test engine report::`.
 
 mod bench_load;
+mod bench_stress;
 mod common;
 mod graph;
 mod grounded;
