@@ -1,11 +1,11 @@
 # uqlite: `make demo` (set up + score an example), `make check` (the fast tier), `make test` (the
-# full suite), `make bench`, `make wheel`.
+# full suite), `make bench`, `make wheel`, `make npm`.
 SHELL := /bin/bash
 SQLITE ?= /usr/bin/sqlite3
 SAMPLES ?= 5
 DATA ?= ../shared/data
 
-.PHONY: setup demo check test bench wheel clean nli-env nli-smoke nli-model nli-v3 nli-fast
+.PHONY: setup demo check test bench wheel npm clean nli-env nli-smoke nli-model nli-v3 nli-fast
 
 setup:
 	@bash scripts/setup.sh
@@ -31,10 +31,15 @@ test: setup
 	bash scripts/triton-server.sh || echo "make test: PyTriton could not be installed; tests/tests/e2e/triton.rs will fail" >&2
 	cargo test --release --workspace
 	cd ext && cargo test --release
+	bash scripts/node-tests.sh
 
 # The Python package and the Datasette plugin: dist/python/*.whl (python/build_wheel.py).
 wheel: setup
 	@python3 python/build_wheel.py --out dist/python
+
+# The Node.js package for better-sqlite3: dist/npm/uqlite-<version>.tgz (npm/build.js).
+npm: setup
+	@node npm/build.js --out dist/npm
 
 bench: setup
 	dist/uqd bench table --data $(DATA)/selfcheck_wikibio_dev.jsonl --samples $(SAMPLES)
@@ -42,8 +47,9 @@ bench: setup
 
 # The NLI model recipe (models/nli/README.md): a private PyTorch environment (.cache/nli-train,
 # ~5.5 GB installed, 3.1 GB downloaded, with PyTorch's CUDA wheels), not part of `make test`. nli-smoke (a few hundred pairs, CI)
-# checks that the recipe runs and that uqd loads and scores with its export; nli-model rebuilds the
-# default v2-class model (~1 h on 2 CPU cores); nli-v3 trains v3 from the shipped v2; nli-fast
+# checks the generators' invariants (check_data.py), that v3's recipe runs (every generator and the
+# real pairs of $(DATA)/nli-train) and that uqd loads and scores with its export; nli-model rebuilds the
+# v2-class model (~1 h on 2 CPU cores); nli-v3 trains v3 from v2 (~1 h); nli-fast
 # distils a 3-layer student from the shipped v2 (NLI_FAST_PAIRS=N: its training pairs, v2's mix
 # scaled; default v2's 101k).
 NLI_OUT ?= .cache/nli-build
@@ -52,7 +58,8 @@ nli-env:
 	@bash models/nli/env.sh
 
 nli-smoke: setup nli-env
-	$(NLI_PY) models/nli/build.py --variant v2 --smoke --out $(NLI_OUT)/smoke --data $(DATA)
+	$(NLI_PY) models/nli/check_data.py
+	$(NLI_PY) models/nli/build.py --variant v3 --smoke --out $(NLI_OUT)/smoke --data $(DATA)
 
 nli-model: setup nli-env
 	$(NLI_PY) models/nli/build.py --variant v2 --out $(NLI_OUT)/v2 --data $(DATA)

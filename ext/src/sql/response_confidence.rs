@@ -9,7 +9,7 @@ use uq_core::scorers::Granularity;
 use crate::args;
 use crate::client::{self, Client};
 use crate::glue::sql_err;
-use crate::options::{without_samples, Options, SamplesFor};
+use crate::options::{samples_for, scorers_defaulted, Options, SamplesFor};
 
 /// Scorer sent by `response_confidence` when options name none (uqlm's default).
 const DEFAULT_CONFIDENCE_SCORER: &str = "entailment";
@@ -38,23 +38,11 @@ fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Res
     };
     let response =
         args::required_text(f, "response", ctx.get_raw(0), "the answer text").map_err(sql_err)?;
-    // Missing samples (NULL or '[]') are fine when the options need none (options.rs,
-    // `without_samples`); otherwise their error comes first, as ever.
-    let (samples, samples_error) = match args::samples(f, ctx.get_raw(1)) {
-        Ok(s) => (s, None),
-        Err(e) if args::no_samples(ctx.get_raw(1)) => (Vec::new(), Some(e)),
-        Err(e) => return Err(sql_err(e)),
-    };
-    let options = args::options(f, (ctx.len() > 2).then(|| ctx.get_raw(2)));
-    let mut options = match (options, &samples_error) {
-        (Ok(m), _) => m,
-        (Err(e), None) => return Err(sql_err(e)),
-        (Err(_), Some(e)) => return Err(sql_err(e.clone())),
-    };
-    if options
-        .get("scorers")
-        .is_none_or(serde_json::Value::is_null)
-    {
+    // The options first, then samples_json: NULL or '[]' is fine when the scorer compares no
+    // samples (options.rs, `samples_for`).
+    let mut options = args::options(f, (ctx.len() > 2).then(|| ctx.get_raw(2))).map_err(sql_err)?;
+    let defaulted = scorers_defaulted(&options, SamplesFor::Score);
+    if defaulted {
         options.insert(
             "scorers".into(),
             serde_json::Value::from(vec![DEFAULT_CONFIDENCE_SCORER]),
@@ -69,11 +57,7 @@ fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Res
     }
     // SAFETY: a non-owning handle on the connection running this function, used here only.
     let conn = unsafe { ctx.get_connection() }?;
-    let mut o = match samples_error {
-        None => Options::new(&conn, f, options),
-        Some(e) => without_samples(&conn, f, Ok(options), SamplesFor::Score, e),
-    }
-    .map_err(sql_err)?;
+    let mut o = Options::new(&conn, f, options).map_err(sql_err)?;
     if claims && o.parsed.decompose.granularity != Granularity::Claim {
         return Err(sql_err(format!(
             "{f}: option granularity is {}, but {f} scores claims: drop granularity (or set it to \
@@ -87,6 +71,8 @@ fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Res
             o.parsed.scoring.scorers.len()
         )));
     }
+    let samples =
+        samples_for(f, ctx.get_raw(1), &o.parsed, SamplesFor::Score, defaulted).map_err(sql_err)?;
     if !args::has_units(&response, &o.parsed) {
         return Ok(None);
     }

@@ -155,6 +155,30 @@ fn scoring_function_arguments_and_options() {
                 "uq_claim_union: no samples",
                 "SELECT uq_claim_union('a', '[]');",
             ),
+            (
+                "options before samples: a misspelt scorer, samples NULL",
+                r#"SELECT * FROM uq_unit_scores('A b.', NULL, '{"scorers":["grounded_entailmnt"]}');"#,
+            ),
+            (
+                "options before samples: options not JSON, samples '[]'",
+                r#"SELECT * FROM uq_unit_scores('A b.', '[]', '{"scorers":["grounded_entailment"],}');"#,
+            ),
+            (
+                "options before samples: a misspelt option, samples NULL",
+                r#"SELECT response_confidence('A b.', NULL, '{"scorers":["grounded_entailment"],"source":"A b."}');"#,
+            ),
+            (
+                "samples NULL: the default scorers compare samples",
+                "SELECT * FROM uq_unit_scores('A b.', NULL);",
+            ),
+            (
+                "samples '[]': a sample scorer beside a grounded one",
+                r#"SELECT * FROM uq_unit_scores('A b.', '[]', '{"scorers":["grounded_entailment","entailment"],"sources":"A b."}');"#,
+            ),
+            (
+                "uad_filter: samples NULL, the default scorer",
+                "SELECT uad_filter('A b.', NULL);",
+            ),
         ],
     );
     sql_case(
@@ -923,6 +947,14 @@ fn job_arguments() {
             "SELECT uq_score_table('answers', json_object('scorerz', json_array('luq')));",
         ),
         (
+            "uq_score_table: a misspelt job key",
+            "SELECT uq_score_table('answers', json_object('source_column', 'answer'));",
+        ),
+        (
+            "uq_score_table: a job key cut short",
+            "SELECT uq_score_table('answers', json_object('chunk', 4));",
+        ),
+        (
             "uq_score_table: calibration.adapt unknown",
             r#"SELECT uq_score_table('answers', '{"scorers":["entailment"],"calibration":{"entailment":{"method":"platt","a":4,"b":-2,"n":10,"positives":7},"adapt":"table"}}');"#,
         ),
@@ -989,6 +1021,18 @@ fn job_arguments() {
         &sb,
         "uqd score: no such table",
         &["score", &db, "nope"],
+    );
+    uqd_case(
+        &mut g,
+        &sb,
+        "uqd score: a misspelt job key",
+        &[
+            "score",
+            &db,
+            "answers",
+            "--options",
+            r#"{"answer_col":"answer"}"#,
+        ],
     );
     g.check();
     let rows = sb.sqlite_ok(&format!(

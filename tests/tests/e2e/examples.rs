@@ -39,6 +39,51 @@ fn demo_runs_on_the_embedded_models() {
     ] {
         assert!(out.contains(needle), "demo output lacks {needle:?}:\n{out}");
     }
+    // The grounded part: the invented sentence scores below the supported ones, the sentence
+    // filter drops it, the highlight marks it.
+    let invented = "Fleming later became the mayor of London.";
+    let cells = |l: &str| -> Vec<String> {
+        l.split('│')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    let scores: Vec<(String, f64)> = out
+        .lines()
+        .map(cells)
+        .filter(|c| c.len() == 3 && c[0].parse::<i64>().is_ok())
+        .filter_map(|c| Some((c[1].clone(), c[2].parse::<f64>().ok()?)))
+        .collect();
+    assert_eq!(
+        scores.len(),
+        4,
+        "the four sentences of the RAG answers:\n{out}"
+    );
+    let bad = scores
+        .iter()
+        .find(|(s, _)| s == invented)
+        .expect(invented)
+        .1;
+    assert!(
+        scores
+            .iter()
+            .filter(|(s, _)| s != invented)
+            .all(|(_, x)| *x > bad),
+        "{out}"
+    );
+    let filtered = out
+        .lines()
+        .map(cells)
+        .find(|c| c.len() == 3 && c[0] == "2" && c[2].starts_with("Penicillin"))
+        .unwrap_or_else(|| panic!("the filtered answer 2:\n{out}"));
+    assert_eq!(
+        filtered[2],
+        "Penicillin was discovered by Alexander Fleming in 1928."
+    );
+    assert!(
+        out.contains(&format!("[!{invented}]")) || out.contains(&format!("[?{invented}]")),
+        "{out}"
+    );
 }
 
 #[test]

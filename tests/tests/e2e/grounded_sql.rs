@@ -214,7 +214,8 @@ fn grounded_scorers_check_units_against_given_sources() {
     )));
     assert_eq!(
         e,
-        r#"uq_unit_scores: samples_json is NULL; pass a JSON array of sampled answers, e.g. '["sampled answer 1","sampled answer 2"]'"#
+        r#"uq_unit_scores: samples_json is NULL, but scorer entailment compares the answer with sampled answers: pass a JSON array of them, e.g. '["sampled answer 1","sampled answer 2"]'"#.to_string()
+            + r#", or check the answer against sources without samples: "scorers":["grounded_entailment"] with option sources, e.g. "sources":{"fts":"docs","k":5}"#
     );
     // `evidence` is the 7th column, then the unit's span, before the hidden ones.
     let cols = sb.sqlite_ok(
@@ -663,7 +664,8 @@ fn grounded_fallback_is_null_without_samples_and_a_number_with_them() {
     )));
     assert_eq!(
         e,
-        r#"uad_filter: samples_json is NULL; pass a JSON array of sampled answers, e.g. '["sampled answer 1","sampled answer 2"]'"#
+        r#"uad_filter: samples_json is NULL, but scorer entailment compares the answer with sampled answers: pass a JSON array of them, e.g. '["sampled answer 1","sampled answer 2"]'"#.to_string()
+            + r#", or check the answer against sources without samples: "scorers":["grounded_entailment"] with option sources, e.g. "sources":{"fts":"docs","k":5}"#
     );
 }
 

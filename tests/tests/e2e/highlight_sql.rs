@@ -282,6 +282,16 @@ fn a_job_stores_spans_and_the_report_shows_the_least_confident_answers_highlight
     for m in &marks {
         let score: f64 = m["score"].as_str().unwrap().parse().unwrap();
         assert_eq!(m["background"], css_rgb(colour(score)), "{m}");
+        // The hue the browser shows: orange (red above blue) below 0.5, purple at or above.
+        let rgb: Vec<u32> = m["background"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("rgb(")
+            .trim_end_matches(')')
+            .split(", ")
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(rgb[0] > rgb[2], score < 0.5, "{m}");
         let level = if score < 0.2 {
             ("uq-unsupported", "double")
         } else if score < 0.5 {

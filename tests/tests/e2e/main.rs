@@ -28,6 +28,7 @@ mod nli_judge_sql;
 mod openai_server;
 mod python;
 mod python_pkg;
+mod rag_sql;
 mod refit_sql;
 mod registered;
 mod selfcheck_example;

@@ -129,14 +129,14 @@ fn unigram_bad_input_gives_clear_errors() {
         r#"SELECT * FROM uq_unit_scores('The cat sat.', '[]', '{"scorers":["unigram_max"]}');"#,
     );
     assert!(
-        e.contains("samples_json must hold at least one sampled response"),
+        e.contains("samples_json holds no sampled answer, but scorer unigram_max compares"),
         "{e}"
     );
     let e = sb.sqlite_err(
         r#"SELECT response_confidence('The cat sat.', '[]', '{"scorers":["unigram_avg"]}');"#,
     );
     assert!(
-        e.contains("samples_json must hold at least one sampled response"),
+        e.contains("samples_json holds no sampled answer, but scorer unigram_avg compares"),
         "{e}"
     );
     // A misspelt name lists the real ones.
