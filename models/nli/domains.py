@@ -1,8 +1,8 @@
 """Synthetic NLI pairs beyond biographies (v3): passages about companies, towns, products,
 buildings, species, medicines and events, with the kinds of pair that v2 misreads.
 
-A passage states 1-6 facts of one subject (later sentences refer to it as "it" / "the company")
-and, in most pairs, 1-4 true sentences about another subject of the same domain with its own
+A passage states 1-5 facts of one subject (a sentence right after another about it may call it
+"the company", "the town": `_render`) and, in most pairs, 1-4 true sentences about another subject of the same domain with its own
 numbers, dates and names (the counter-shortcut: a number in the premise is not the claim's).
 Kinds (`kind` field "dom:<kind>:<domain>"):
   support      a stated fact in other words (entailment), the premise holding other numbers
@@ -28,7 +28,7 @@ no template with this file.
 """
 import random
 
-from faker import Faker
+from bios import _faker
 
 LABELS = {"contradiction": 0, "entailment": 1, "neutral": 2}
 WORDS = ["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
@@ -488,14 +488,6 @@ def _bound(name, f, rng):
     return (f"{_cap(name)} has fewer than {v + d:,} {unit}.", "entailment") if true else (f"{_cap(name)} has fewer than {v - d:,} {unit}.", "contradiction")
 
 
-_FAKE = None
-
-
-def _faker():
-    global _FAKE
-    if _FAKE is None:
-        _FAKE = Faker("en_US")
-    return _FAKE
 
 
 if __name__ == "__main__":
