@@ -94,15 +94,29 @@ pub fn parse_premises(list: Option<&str>, g: Granularity) -> Result<Vec<Premise>
     let Some(list) = list else {
         return Ok(vec![uq_core::score::premise::default_premise(g)]);
     };
-    let out: Vec<Premise> = list
+    parse_labels(
+        "--premise",
+        list,
+        Premise::from_label,
+        "whole, topK or topK_embedding, e.g. whole,top3",
+    )
+}
+
+/// The comma-separated settings of `flag`, each read by `parse`; an empty list is an error
+/// naming the flag and `valid` (the forms it takes, with an example).
+fn parse_labels<T>(
+    flag: &str,
+    list: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+    valid: &str,
+) -> Result<Vec<T>, String> {
+    let out: Vec<T> = list
         .split(',')
         .filter(|p| !p.trim().is_empty())
-        .map(|p| Premise::from_label(p).map_err(|e| format!("--premise: {e}")))
+        .map(|p| parse(p).map_err(|e| format!("{flag}: {e}")))
         .collect::<Result<_, _>>()?;
     if out.is_empty() {
-        return Err(
-            "--premise is empty: give whole, topK or topK_embedding, e.g. whole,top3".into(),
-        );
+        return Err(format!("{flag} is empty: give {valid}"));
     }
     Ok(out)
 }
@@ -110,19 +124,12 @@ pub fn parse_premises(list: Option<&str>, g: Granularity) -> Result<Vec<Premise>
 /// The settings of `--source-premise` (comma-separated labels: whole, top5, top5_embedding,
 /// top5_sentence, …).
 pub fn parse_source_premises(list: &str) -> Result<Vec<SourceSelection>, String> {
-    let out: Vec<SourceSelection> = list
-        .split(',')
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| SourceSelection::from_label(p).map_err(|e| format!("--source-premise: {e}")))
-        .collect::<Result<_, _>>()?;
-    if out.is_empty() {
-        return Err(
-            "--source-premise is empty: give whole, topK, topK_embedding or \
-                    topK_sentence, e.g. top5,top5_sentence"
-                .into(),
-        );
-    }
-    Ok(out)
+    parse_labels(
+        "--source-premise",
+        list,
+        SourceSelection::from_label,
+        "whole, topK, topK_embedding or topK_sentence, e.g. top5,top5_sentence",
+    )
 }
 
 /// The scorers of `names` (comma-separated; `None`: all of `available`), each of which must be
