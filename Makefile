@@ -1,11 +1,11 @@
 # uqlite: `make demo` (set up + score an example), `make check` (the fast tier), `make test` (the
-# full suite), `make bench`, `make wheel`, `make npm`.
+# full suite), `make bench`, `make bench-suite`, `make wheel`, `make npm`.
 SHELL := /bin/bash
 SQLITE ?= /usr/bin/sqlite3
 SAMPLES ?= 5
 DATA ?= ../shared/data
 
-.PHONY: setup demo check test bench wheel npm clean nli-env nli-smoke nli-model nli-v3 nli-fast
+.PHONY: setup demo check test bench bench-suite wheel npm clean nli-env nli-smoke nli-model nli-v3 nli-fast
 
 setup:
 	@bash scripts/setup.sh
@@ -13,12 +13,15 @@ setup:
 demo: setup
 	@$(SQLITE) :memory: < examples/demo.sql
 
-# The fast tier, for an edit: formatting, clippy with warnings denied, every unit test and the
-# integration tests that start no daemon (core's property and protocol tests, the report), in the debug profile,
-# without `make setup`'s release builds. `make test` is the full suite (CI, the README).
+# The fast tier, for an edit: formatting, the source's shape (scripts/structure.py --check: no
+# import cycle between files, no stray UQ_* read, no non-test file over 650 lines), clippy with
+# warnings denied, every unit test and the integration tests that start no daemon (core's property
+# and protocol tests, the report), in the debug profile, without `make setup`'s release builds.
+# `make test` is the full suite (CI, the README).
 check:
 	cargo fmt --all --check
 	cd ext && cargo fmt --check
+	python3 scripts/structure.py --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cd ext && cargo clippy --all-targets --quiet -- -D warnings
 	cargo test --workspace --lib --quiet
@@ -44,6 +47,12 @@ npm: setup
 bench: setup
 	dist/uqd bench table --data $(DATA)/selfcheck_wikibio_dev.jsonl --samples $(SAMPLES)
 	dist/uqd bench selfcheck --data $(DATA)/selfcheck_wikibio_dev.jsonl --samples $(SAMPLES)
+
+# The evaluation suite (docs/reference.md, "The evaluation suite"): every shared evaluation file,
+# figures with intervals; compare two runs with dist/uqd bench suite --compare A.json B.json.
+bench-suite: setup
+	@mkdir -p .cache/suite
+	dist/uqd bench suite --data-dir $(DATA) --samples $(SAMPLES) --json .cache/suite/suite.json
 
 # The NLI model recipe (models/nli/README.md): a private PyTorch environment (.cache/nli-train,
 # ~5.5 GB installed, 3.1 GB downloaded, with PyTorch's CUDA wheels), not part of `make test`. nli-smoke (a few hundred pairs, CI)

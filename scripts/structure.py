@@ -2,14 +2,18 @@
 """The source's shape, measured: import cycles between modules, imports that run back up to an
 ancestor module (parent<->child loops), core maths that reaches up into `options/` or
 `protocol`, the largest non-test files and the longest non-test functions. Used for the
-"before/after" figures of a restructuring.
+"before/after" figures of a restructuring, and by `make check` (`--check`).
 
-    python3 scripts/structure.py [ROOT] [--top N]
+    python3 scripts/structure.py [ROOT] [--top N] [--check]
 
 ROOT is a checkout (default: this one). Test code (files named `tests.rs`, `tests/` folders,
 `#[cfg(test)]` modules and the files of `#[cfg(test)] mod x;`) is left out of every figure. It
-ends with two counts that should be 0: core maths -> protocol imports, and imports back up to an
-ancestor.
+ends with the checks, each of which should be 0: core maths -> protocol imports, imports back up
+to an ancestor, stray `UQ_*` reads, import cycles between files (any length: siblings, a parent
+and its child, or further apart; an import is a `use`, or a `crate::`/`super::`/`self::` path or a
+path through a child module written in code) and non-test files over 650 lines (all lines but
+their tests'). `--check` (`make check`) prints the checks only, and exits 1 when a file cycle, a
+stray `UQ_*` read or a file over 650 lines is found.
 """
 import re
 import sys
@@ -20,6 +24,8 @@ CRATES = {"core": "core/src", "daemon": "daemon/src", "llm": "daemon/llm/src", "
 CORE_MATHS = ("aggregate", "calibrate", "decompose", "ensemble", "metrics", "score", "scorers")
 # The pipeline's maths: it may not import the socket protocol (`protocol` uses its types instead).
 PROTOCOL_FREE = ("score", "aggregate", "decompose", "calibrate")
+# A non-test file longer than this (all its lines but its tests') fails `--check`: split it by concern.
+MAX_FILE_LINES = 650
 
 
 # Comments, strings (raw ones with any number of `#`, escaped newlines included) and char
@@ -37,18 +43,34 @@ def strip_tests(text):
     """The text without `#[cfg(test)]` items (a module or a function), comments and strings."""
     text = LEXEMES.sub(blank, text)
     out, i = [], 0
+    for start, end in test_spans(text):
+        out.append(text[i:start])
+        i = end
+    out.append(text[i:])
+    return "".join(out)
+
+
+def test_spans(text):
+    """(start, end) of each `#[cfg(test)]` item of `text` (comments and strings already blanked)."""
+    spans, i = [], 0
     for m in re.finditer(r"#\[cfg\(test\)\]", text):
         if m.start() < i:
             continue
-        out.append(text[i:m.start()])
         j = text.find("{", m.end())
         semi = text.find(";", m.end())
         if semi != -1 and (j == -1 or semi < j):
             i = semi + 1
-            continue
-        i = match_brace(text, j) + 1
-    out.append(text[i:])
-    return "".join(out)
+        else:
+            i = match_brace(text, j) + 1
+        spans.append((m.start(), i))
+    return spans
+
+
+def lines_outside_tests(text):
+    """The lines of a file but those of its `#[cfg(test)]` items (comments and blank lines count)."""
+    same_length = LEXEMES.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    inside = sum(text.count("\n", a, b) + 1 for a, b in test_spans(same_length))
+    return text.count("\n") + (not text.endswith("\n")) - inside
 
 
 def match_brace(text, j):
@@ -89,15 +111,21 @@ def modules(src):
     return {m: f for m, f in mods.items() if not any(m[:len(t)] == t for t in test_only)}
 
 
-def use_paths(text):
-    """Every path a `use` brings in, and every `crate::`/`super::` path written in code."""
+def use_paths(text, children=()):
+    """Every path a `use` brings in, and every `crate::`/`super::`/`self::` path written in code;
+    `children`: the names of the module's child modules, whose relative paths (`child::item`, in
+    a `use` or in code) are read as `self::child::item`."""
     paths = []
     for m in re.finditer(r"\buse\s+([^;]+);", text):
         paths += expand(m.group(1).replace("\n", " ").replace(" ", ""))
-    body = re.sub(r"\buse\s+[^;]+;", "", text)
+    # `pub(in crate::x)` names where an item is visible, not what it uses.
+    body = re.sub(r"\bpub\s*\(\s*in\s+[\w:]+\s*\)|\buse\s+[^;]+;", "", text)
     for m in re.finditer(r"\b((?:crate|super|self)(?:::\w+)+)", body):
         paths.append(m.group(1))
-    return paths
+    for m in re.finditer(r"(?<![\w:])(\w+)((?:::\w+)+)", body):
+        if m.group(1) in children:
+            paths.append(m.group(0))
+    return [f"self::{p}" if p.split("::")[0] in children else p for p in paths]
 
 
 def expand(tree):
@@ -150,7 +178,8 @@ def crate_graph(src):
     edges = {}
     for mod, f in mods.items():
         text = strip_tests(f.read_text())
-        for p in use_paths(text):
+        children = {m[-1] for m in mods if len(m) == len(mod) + 1 and m[:len(mod)] == mod}
+        for p in use_paths(text, children):
             t = resolve(p, mod, mods)
             if t is not None and t != mod:
                 edges.setdefault(mod, {}).setdefault(t, set()).add(p.split("::")[-1])
@@ -205,18 +234,21 @@ def functions(text):
 def main():
     args = sys.argv[1:]
     top = 5
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    say = (lambda *_, **__: None) if check else print  # --check: only the checks
     if "--top" in args:
         i = args.index("--top")
         top = int(args[i + 1])
         del args[i:i + 2]
     root = Path(args[0] if args else Path(__file__).resolve().parent.parent)
-    files, funcs = [], []
+    files, funcs, long_files, file_cycles = [], [], [], []
     n_back, to_protocol = 0, []
     for crate, rel in CRATES.items():
         src = root / rel
         mods, edges = crate_graph(src)
-        sideways = {a: {b for b in bs if a[:len(b)] != b} for a, bs in edges.items()}
-        cycles = sccs(list(mods), sideways)
+        # Every import counts: between siblings, a parent and its child, or further apart.
+        cycles = sccs(list(mods), edges)
         tops = {}
         for a, bs in edges.items():
             for b, items in bs.items():
@@ -227,28 +259,29 @@ def main():
         n_imports = sum(len(bs) for bs in edges.values())
         back = [(a, b, sorted(items)) for a, bs in edges.items() for b, items in bs.items()
                 if a[:len(b)] == b]
-        print(f"## {crate} ({rel}): {len(mods)} modules, {n_imports} module imports, "
-              f"{len(back)} back up to an ancestor, {len(cycles)} cycles between modules, "
+        say(f"## {crate} ({rel}): {len(mods)} modules, {n_imports} module imports, "
+              f"{len(back)} back up to an ancestor, {len(cycles)} import cycles between files, "
               f"{len(folder_cycles)} between top-level modules")
         for c in cycles:
-            pairs = [f"{name(a)} -> {name(b)} ({', '.join(sorted(sideways_items(edges, a, b)))})"
-                     for a in c for b in c if b in sideways.get(a, ())]
-            print("  cycle: " + " | ".join(pairs))
+            pairs = [f"{name(a)} -> {name(b)} ({', '.join(sorted(edges[a][b]))})"
+                     for a in c for b in c if b in edges.get(a, {})]
+            say("  cycle: " + " | ".join(pairs))
+            file_cycles.append(" <-> ".join(str(mods[m].relative_to(root)) for m in c))
         for c in folder_cycles:
             links = [x for a in c for b in c if b in tops.get(a, {}) for x in sorted(tops[a][b])]
-            print(f"  top-level cycle {' <-> '.join(name(m) for m in c)}: " + "; ".join(links))
+            say(f"  top-level cycle {' <-> '.join(name(m) for m in c)}: " + "; ".join(links))
         for a, b, items in sorted(back):
-            print(f"  back up: {name(a)} -> {name(b)} ({', '.join(items)})")
+            say(f"  back up: {name(a)} -> {name(b)} ({', '.join(items)})")
         if crate == "core":
             for a, bs in sorted(edges.items()):
                 if a and a[0] in CORE_MATHS:
                     for b, items in bs.items():
                         if b and b[0] == "options":
-                            print(f"  maths -> options: {name(a)} -> {name(b)} ({', '.join(sorted(items))})")
+                            say(f"  maths -> options: {name(a)} -> {name(b)} ({', '.join(sorted(items))})")
             to_protocol = [(a, b, sorted(items)) for a, bs in sorted(edges.items()) if a and a[0] in PROTOCOL_FREE
                            for b, items in bs.items() if b and b[0] == "protocol"]
             for a, b, items in to_protocol:
-                print(f"  maths -> protocol: {name(a)} -> {name(b)} ({', '.join(items)})")
+                say(f"  maths -> protocol: {name(a)} -> {name(b)} ({', '.join(items)})")
         n_back += len(back)
         for mod, f in mods.items():
             text = f.read_text()
@@ -256,23 +289,42 @@ def main():
             code = [l for l in stripped.splitlines() if l.strip()]
             files.append((len(code), str(f.relative_to(root))))
             funcs += [(n, fn, str(f.relative_to(root))) for fn, n in functions(stripped)]
-    print(f"\n## {top} largest non-test files (non-blank, non-comment lines)")
+            n_lines = lines_outside_tests(text)
+            if n_lines > MAX_FILE_LINES:
+                long_files.append((n_lines, str(f.relative_to(root))))
+    say(f"\n## {top} largest non-test files (non-blank, non-comment lines)")
     for n, f in sorted(files, reverse=True)[:top]:
-        print(f"  {n:5}  {f}")
-    print(f"\n## {top} longest non-test functions (lines)")
+        say(f"  {n:5}  {f}")
+    say(f"\n## {top} longest non-test functions (lines)")
     for n, fn, f in sorted(funcs, reverse=True)[:top]:
-        print(f"  {n:5}  {fn}  ({f})")
+        say(f"  {n:5}  {fn}  ({f})")
     over = [x for x in funcs if x[0] > 80]
-    print(f"\nnon-test functions over 80 lines: {len(over)}")
+    say(f"\nnon-test functions over 80 lines: {len(over)}")
     for n, fn, f in sorted(over, reverse=True):
-        print(f"  {n:5}  {fn}  ({f})")
+        say(f"  {n:5}  {fn}  ({f})")
     stray = stray_variable_reads(root)
-    print("\n## checks (each should be 0)")
+    say()
+    print("## checks (each should be 0)")
     print(f"core maths ({', '.join(PROTOCOL_FREE)}) -> protocol imports: {len(to_protocol)}")
     print(f"parent<->child loops (imports back up to an ancestor, all crates): {n_back}")
     print(f"stray UQ_* reads in daemon/src (outside config/settings.rs): {len(stray)}")
     for s in stray:
         print(f"  {s}")
+    print(f"import cycles between files: {len(file_cycles)}")
+    for c in file_cycles:
+        print(f"  {c}")
+    print(f"non-test files over {MAX_FILE_LINES} lines (all lines but their tests'): {len(long_files)}")
+    for n, f in sorted(long_files, reverse=True):
+        print(f"  {n:5}  {f}")
+    failed = [what for what, n in [("import cycles between files", len(file_cycles)),
+                                   ("stray UQ_* reads", len(stray)),
+                                   (f"files over {MAX_FILE_LINES} lines", len(long_files))] if n]
+    if check and failed:
+        print(f"structure check failed: {', '.join(failed)} (listed above): break a cycle with a "
+              "leaf file for the shared types, read a UQ_* variable through "
+              "daemon/src/config/settings.rs, split a long file by concern (docs/design.md, "
+              "\"Where to change what\")", file=sys.stderr)
+        sys.exit(1)
 
 
 # A call with one string argument naming a UQ_ variable: env::var("UQ_X"), var_os("UQ_X"), env("UQ_X").
@@ -294,10 +346,6 @@ def stray_variable_reads(root):
                 if m.group(1) not in NOT_SETTINGS:
                     out.append(f"daemon/src/{rel.as_posix()}:{n} reads {m.group(1)}")
     return out
-
-
-def sideways_items(edges, a, b):
-    return edges.get(a, {}).get(b, set())
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod calibrate;
 pub mod decompose;
 pub mod ensemble;
+pub mod evaluation;
 pub mod generated_docs;
 pub mod highlight;
 pub mod jobs;

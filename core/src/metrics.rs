@@ -2,7 +2,10 @@
 //! hallucination detectors (the paper's evaluation: AUROC, AUC-PR, calibration, Pearson).
 //!
 //! Every function returns `None` instead of a value when it is undefined: inputs of
-//! different lengths, a NaN score, or too little data (stated per function).
+//! different lengths, a NaN score, or too little data (stated per function). Their intervals over
+//! resampled answers: [`bootstrap`]; the figures a suite prints with them: [`crate::evaluation`].
+
+pub mod bootstrap;
 
 /// Scores and labels paired up, or `None` when the lengths differ or a score is NaN.
 fn pairs(scores: &[f64], labels: &[bool]) -> Option<Vec<(f64, bool)>> {

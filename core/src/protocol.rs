@@ -14,7 +14,7 @@ use serde_json::Value;
 /// workspaces (`ext/` and the daemon's) build this file separately, so the number is all that
 /// tells them apart at run time. tests/golden/protocol.json pins the shapes: a change without a
 /// bump fails `cargo test -p uq-core --test pure protocol_golden::`.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Largest request or response line either side accepts.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -158,8 +158,11 @@ pub struct UnitScore {
 /// (the `evidence` column of `uq_unit_scores` and `uq_unit_score`, as JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Evidence {
-    /// `"source"` (the sources decided), `"samples"` (they were silent and the samples
-    /// decided: `grounded_fallback`) or `"none"` (silent, and nothing else to go on).
+    /// `"source"` (the sources decided; `grounded_fallback`: their p_e was at least the
+    /// samples' score, or, with a threshold option, their verdict), `"samples"`
+    /// (`grounded_fallback`: the samples' score was the larger, or, with a threshold option, the
+    /// sources were silent) or `"none"` (the sources were silent and nothing else decided:
+    /// the other grounded scorers, or `grounded_fallback`'s NULL score).
     pub decided_by: String,
     /// The sources' verdict: `"supported"`, `"contradicted"` or `"silent"`.
     pub verdict: String,
@@ -311,6 +314,13 @@ fn claim_origin() -> String {
     origin::CLAIM.to_string()
 }
 
+/// The warning of a `uad` reply whose claims the bundled SmolLM2-135M wrote (the extension's
+/// `uad_filter` shows it once per connection on stderr).
+pub const UAD_BUNDLED_LLM_WARNING: &str = "the claims were written by the bundled \
+    SmolLM2-135M, which writes poor claims (it merges, drops and garbles them): for sentence-level \
+    filtering without an LLM pass '{\"granularity\":\"sentence\"}', or configure a capable LLM \
+    with option decomposition_llm or llm (e.g. one registered in temp.uq_llms)";
+
 /// Result of a `uad` request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UadResult {
@@ -328,7 +338,9 @@ pub struct UadResult {
     pub post_confidence: Option<f64>,
     /// The kept claims rewritten by the reconstruction LLM; the original response when no
     /// claim is kept (as uqlm). With option `verify` (default), only its sentences that the kept
-    /// claims entail (all failing: the kept claims joined).
+    /// claims entail (all failing: the kept claims joined). With option
+    /// `reconstruction_fallback` (default), the answer's sentences that hold the kept claims
+    /// when the rewrite does not entail one of them (a warning says so).
     pub refined_response: String,
     /// Whether the reconstruction was checked against the kept claims (option `verify`, and a
     /// reconstruction was made).
@@ -337,6 +349,11 @@ pub struct UadResult {
     /// Sentences of the reconstruction removed by the check.
     #[serde(default)]
     pub removed_sentences: Vec<String>,
+    /// What went wrong that the result alone does not show: kept claims the reconstruction
+    /// does not entail (lost or changed by the reconstruction LLM) and what was done about it,
+    /// claims written by the bundled SmolLM2 ([`UAD_BUNDLED_LLM_WARNING`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// What the NLI judge (option `nli_llm`) did while scoring and verifying, with the pairs it
     /// could not read (the extension keeps them for `uq_debug()`, as a score reply's notes).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -515,11 +532,13 @@ mod tests {
             refined_response: "r".into(),
             verified: true,
             removed_sentences: vec!["Invented.".into()],
+            warnings: vec![],
             notes: vec![],
         };
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["pre_confidence"], Value::Null);
         assert!(v.get("notes").is_none(), "empty notes are not sent");
+        assert!(v.get("warnings").is_none(), "nor empty warnings");
         assert_eq!(serde_json::from_value::<UadResult>(v).unwrap(), r);
         let with = UadResult {
             notes: vec!["nli_llm (x) judged 1 NLI pairs".into()],

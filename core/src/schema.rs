@@ -42,6 +42,16 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "answer_text",
         sql: include_str!("../../sql/migrations/0006_answer_text.sql"),
     },
+    Migration {
+        version: 7,
+        name: "eval",
+        sql: include_str!("../../sql/migrations/0007_eval.sql"),
+    },
+    Migration {
+        version: 8,
+        name: "uad_warnings",
+        sql: include_str!("../../sql/migrations/0008_uad_warnings.sql"),
+    },
 ];
 
 /// The schema version after every migration.

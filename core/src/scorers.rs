@@ -346,12 +346,14 @@ catalogue! {
         granularities: BOTH, consistency: Consistency::Noncontradiction, cost: COST_GROUNDED,
         paper_name: GROUNDED, options: OPTS_GROUNDED, graph_metric: None,
     }
-    /// Sources where they speak, samples where they are silent: the sources' verdict when p_e
-    /// or p_c passes its threshold, else `fallback_scorer` on the samples (NULL without them).
+    /// Sources and samples together: the larger of the sources' p_e and `fallback_scorer` on
+    /// the samples (NULL without them); with option `source_entailment_threshold` or
+    /// `source_contradiction_threshold` given, the sources' verdict where p_e or p_c passes its
+    /// threshold, else the samples (a band: only the open units need samples).
     GroundedFallback {
         name: "grounded_fallback", aliases: &[], family: Family::Grounded, granularities: BOTH,
         consistency: Consistency::SourceElseSamples,
-        cost: "as grounded_entailment, plus the fallback scorer's cost on the units the sources leave open",
+        cost: "as grounded_entailment, plus the fallback scorer's cost (with a threshold option: on the units the sources leave open only)",
         paper_name: GROUNDED, options: OPTS_GROUNDED_FALLBACK, graph_metric: None,
     }
     /// Tuned ensemble (not in the paper; uqlm's `UQEnsemble` for units): the weighted mean of
@@ -438,7 +440,7 @@ impl Scorer {
 
     /// True when the scorer compares against `samples` (everything except verbalized
     /// confidence, the unit-QA scorers, which sample their own answers, the grounded scorers,
-    /// which read sources (`grounded_fallback` uses samples where given), and
+    /// which read sources (`grounded_fallback` uses samples where given: NULL without them), and
     /// `normalized_probability`).
     /// The ensemble's needs are those of its components (`ScoringOptions::computed`).
     pub fn needs_samples(self) -> bool {

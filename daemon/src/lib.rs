@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod decompose;
 pub mod engine;
+pub mod eval;
 pub mod generate;
 pub mod grade;
 pub mod jobs;

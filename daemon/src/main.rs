@@ -7,10 +7,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use uqd::commands::bench::BenchCommand;
 use uqd::commands::control::SocketArgs;
+use uqd::commands::eval::EvalArgs;
 use uqd::commands::models::ModelsCommand;
 use uqd::commands::report::ReportArgs;
 use uqd::commands::score::ScoreArgs;
-use uqd::commands::{bench, control, models, report, score, serve};
+use uqd::commands::{bench, control, eval, models, report, score, serve};
 use uqd::config::CliOverrides;
 
 #[derive(Parser)]
@@ -36,6 +37,11 @@ enum Command {
     /// unit-level AUROC/AUPRC/calibration, response-level correlations, UAD accuracy vs
     /// percentile threshold, AUROC vs number of samples.
     Report(ReportArgs),
+    /// Evaluate every scorer on the labelled answers stored in DB (TABLE: only that source
+    /// table's): AUROC, AUC-PR, NonFact AUC-PR and ECE with 95 % intervals over resampled
+    /// answers, the recommended scorer, its calibration and a conformal fit; written to uq_eval
+    /// and uq_eval_figure (uqd report shows them).
+    Eval(EvalArgs),
     /// Score a whole table into DB in the foreground, with a progress bar (as the SQL function
     /// uq_score_table does in the background): results go to the uqlite tables of DB
     /// (uq_answer, uq_unit, uq_unit_score, …; progress in the view uq_jobs).
@@ -64,6 +70,7 @@ fn main() -> ExitCode {
         Command::Status(args) => control::status(args),
         Command::Stop(args) => control::stop(args),
         Command::Report(args) => report::run(args),
+        Command::Eval(args) => eval::run(args),
         Command::Score(args) => score::run(args),
         Command::Models { which } => models::run(which),
         Command::Bench { which } => bench::run(which),

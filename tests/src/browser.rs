@@ -1,60 +1,21 @@
 //! Headless Chromium for the tests that look at pages as a reader does: `run` (a DOM dump or a
 //! screenshot) and `marks`, the highlighted spans of a page (`uq_highlight`'s output) with the
 //! styles the browser computed for them.
+//!
+//! The browser itself is found and run by the `uq-browser` crate (`tests/browser`), shared with
+//! the report's render check in `daemon/tests/engine/report.rs`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-/// The first headless Chromium on PATH.
+/// The first headless Chromium on PATH (`uq_browser::BROWSERS`, in order); panics with how to
+/// install one when there is none.
 pub fn chromium() -> PathBuf {
-    ["chromium-headless-shell", "chromium", "chromium-browser"]
-        .iter()
-        .find_map(|b| {
-            std::env::var_os("PATH")?
-                .to_str()?
-                .split(':')
-                .map(|d| Path::new(d).join(b))
-                .find(|p| p.is_file())
-        })
-        .expect("no chromium or chromium-headless-shell on PATH: `make setup` installs one")
+    uq_browser::require().path
 }
 
 /// Runs headless Chromium with `args` on `url`, at most 120 s; returns stdout.
 pub fn run(profile: &Path, args: &[String], url: &str) -> String {
-    let mut child = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--no-first-run",
-            "--disable-dev-shm-usage",
-            "--hide-scrollbars",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .arg(url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = String::new();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let _ = stdout.read_to_string(&mut out);
-        out
-    });
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("chromium did not finish in 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    reader.join().unwrap()
+    uq_browser::require().run(profile, args, url)
 }
 
 /// A page that loads `target` (same origin) in a frame and, once it has loaded, writes into

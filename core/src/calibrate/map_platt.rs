@@ -25,6 +25,15 @@ impl Precision {
         }
     }
 
+    /// c·P: the same prior, c times as strong.
+    pub fn scaled(&self, c: f64) -> Precision {
+        Precision {
+            aa: c * self.aa,
+            ab: c * self.ab,
+            bb: c * self.bb,
+        }
+    }
+
     /// The Fisher information of the Platt model (a, b) on the `scores` it was fitted on,
     /// Σᵢ pᵢ(1 − pᵢ)·(sᵢ, 1)(sᵢ, 1)ᵀ with pᵢ = σ(a·sᵢ + b): the precision of the Laplace
     /// approximation of the fit's posterior (module doc). `None` when it is not positive definite

@@ -342,19 +342,32 @@ pub struct Refit {
     pub fitted_on: Option<Value>,
     /// The prior precision recorded in the old model.
     pub precision: Precision,
-    /// The drift τ² the prior was widened by, when the labels called for it.
+    /// The drift τ² the prior was widened by, when the labels called for it (the fixed refit).
     pub drift: Option<f64>,
+    /// The prior's scale c, chosen on the target labels (the refit's prior is c·`precision`);
+    /// `None`: the fixed refit (c = 1).
+    pub scale: Option<ScaleChoice>,
     /// The target labels refitted on (k; the new model's `n`).
     pub target_labels: usize,
 }
 
 /// The keys of `"refit"`.
-const REFIT_KEYS: [&str; 5] = ["prior", "precision", "drift", "strength", "target_labels"];
+const REFIT_KEYS: [&str; 6] = [
+    "prior",
+    "precision",
+    "drift",
+    "scale",
+    "strength",
+    "target_labels",
+];
 const REFIT_PRIOR_KEYS: [&str; 6] = ["a", "b", "n", "positives", "fitted_on", "adaptation"];
 
 impl Refit {
     /// The prior's precision, and its widening when there was one, for notes.
     pub fn describe_prior(&self) -> String {
+        if let Some(c) = &self.scale {
+            return format!("{} × {}", c.describe(), self.precision.describe());
+        }
         match self.drift {
             None => self.precision.describe(),
             Some(d) => format!(
@@ -381,6 +394,9 @@ impl Refit {
                "target_labels": self.target_labels});
         if let Some(d) = self.drift {
             v["drift"] = json!(d);
+        }
+        if let Some(c) = &self.scale {
+            v["scale"] = c.to_json();
         }
         v
     }
@@ -453,7 +469,93 @@ impl Refit {
             adaptation: p.get("adaptation").filter(|f| !f.is_null()).cloned(),
             precision,
             drift,
+            scale: match o.get("scale") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(ScaleChoice::from_json(v, &format!("{what}.scale"), fix)?),
+            },
             target_labels,
+        })
+    }
+}
+
+/// The scale of a refit's prior chosen on the target labels, and what chose it
+/// ([`super::refit::scale`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleChoice {
+    /// c: the refit's prior is c·P.
+    pub scale: f64,
+    /// Folds held out: the labelled answers (or units).
+    pub folds: usize,
+    /// Whether the folds are answers (`true`) or single units (no answer ids given).
+    pub by_answer: bool,
+    /// Per scale tried, the mean held-out log loss per unit (`None`: a fold's fit failed).
+    pub log_loss: Vec<(f64, Option<f64>)>,
+}
+
+impl ScaleChoice {
+    /// "prior scale 0.25 (leave-one-answer-out over 10 answers)".
+    pub fn describe(&self) -> String {
+        if self.log_loss.is_empty() {
+            return format!(
+                "prior scale {} (one {} labelled: nothing to hold out)",
+                self.scale,
+                if self.by_answer { "answer" } else { "unit" }
+            );
+        }
+        format!(
+            "prior scale {} (leave-one-{}-out over {} {}s)",
+            self.scale,
+            self.what(),
+            self.folds,
+            self.what()
+        )
+    }
+
+    fn what(&self) -> &'static str {
+        if self.by_answer {
+            "answer"
+        } else {
+            "unit"
+        }
+    }
+
+    /// `{"chosen": c, "held_out": "answer"|"unit", "folds": n, "log_loss": [[c, loss], …]}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "chosen": self.scale,
+            "held_out": self.what(),
+            "folds": self.folds,
+            "log_loss": self.log_loss.iter().map(|(c, l)| json!([c, l])).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Reads [`Choice::to_json`]'s form; `what` names it, `fix` says what to pass instead.
+    pub fn from_json(v: &Value, what: &str, fix: &str) -> Result<ScaleChoice, String> {
+        let bad = || {
+            format!("{what} must be {{\"chosen\": c, \"held_out\": \"answer\" or \"unit\", \"folds\": n, \"log_loss\": [[c, loss], …]}}, got {v}: {fix}")
+        };
+        let scale = v["chosen"]
+            .as_f64()
+            .filter(|c| c.is_finite() && *c > 0.0)
+            .ok_or_else(bad)?;
+        let by_answer = match v["held_out"].as_str() {
+            Some("answer") => true,
+            Some("unit") => false,
+            _ => return Err(bad()),
+        };
+        let folds = v["folds"].as_u64().ok_or_else(bad)? as usize;
+        let log_loss = v["log_loss"]
+            .as_array()
+            .ok_or_else(bad)?
+            .iter()
+            .map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64())))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?;
+        Ok(ScaleChoice {
+            scale,
+            folds,
+            by_answer,
+            log_loss,
         })
     }
 }

@@ -1,7 +1,8 @@
 //! Grounded checking options (beyond the paper; [`crate::score::grounded`]): the sources a unit
 //! is checked against (`sources`), how their premises are selected (`source_premise`), when the
-//! sources decide a unit (`source_entailment_threshold`, `source_contradiction_threshold`), and
-//! the sample scorer `grounded_fallback` falls back to where they are silent (`fallback_scorer`).
+//! sources decide a unit (`source_entailment_threshold`, `source_contradiction_threshold`; given,
+//! they also make `grounded_fallback` banded), and the sample scorer `grounded_fallback` compares
+//! the units with (`fallback_scorer`).
 
 use serde_json::Value;
 
@@ -118,8 +119,14 @@ pub struct GroundedOptions {
     /// Option `source_premise`: `"whole"` (every passage whole, as one premise each) or
     /// `{"top_k": K, "rank": …, "join": …}` (default [`DEFAULT_SOURCE_PREMISE`]).
     pub source_premise: SourceSelection,
-    /// Options `source_entailment_threshold` and `source_contradiction_threshold`.
-    pub thresholds: Thresholds,
+    /// Options `source_entailment_threshold` and `source_contradiction_threshold`: `None` when
+    /// neither is given; one given, the other at its [`DEFAULT_THRESHOLDS`] value. Given, they
+    /// are the verdict's thresholds and `grounded_fallback`'s band
+    /// ([`crate::score::grounded::band_score`]: the sources decide where they are sure, the
+    /// samples score only the units they leave open); not given, the verdict uses
+    /// [`DEFAULT_THRESHOLDS`] and `grounded_fallback` scores max(source p_e, samples' score)
+    /// ([`crate::score::grounded::max_score`]). [`GroundedOptions::thresholds`] reads them.
+    pub band: Option<Thresholds>,
     /// Option `fallback_scorer`: the sample scorer of `grounded_fallback` (default
     /// `entailment`).
     pub fallback_scorer: Scorer,
@@ -130,25 +137,30 @@ impl Default for GroundedOptions {
         GroundedOptions {
             sources: None,
             source_premise: DEFAULT_SOURCE_PREMISE,
-            thresholds: DEFAULT_THRESHOLDS,
+            band: None,
             fallback_scorer: Scorer::Entailment,
         }
     }
 }
 
 impl GroundedOptions {
+    /// The verdict's thresholds: those given, else [`DEFAULT_THRESHOLDS`].
+    pub fn thresholds(&self) -> Thresholds {
+        self.band.unwrap_or(DEFAULT_THRESHOLDS)
+    }
+
     /// Reads option `key` when it is one of these; `Ok(false)` for any other key.
     pub(super) fn set(&mut self, key: &str, val: &Value) -> Result<bool, String> {
         match key {
             "sources" => self.sources = Some(Sources::parse(val)?),
             "source_premise" => self.source_premise = SourceSelection::parse(val)?,
             "source_entailment_threshold" => {
-                self.thresholds.entailment =
-                    ranged(key, val, "0.7", |x| (0.0..=1.0).contains(&x), "0..=1")?
+                let x = ranged(key, val, "0.7", |x| (0.0..=1.0).contains(&x), "0..=1")?;
+                self.band.get_or_insert(DEFAULT_THRESHOLDS).entailment = x;
             }
             "source_contradiction_threshold" => {
-                self.thresholds.contradiction =
-                    ranged(key, val, "0.9", |x| (0.0..=1.0).contains(&x), "0..=1")?
+                let x = ranged(key, val, "0.9", |x| (0.0..=1.0).contains(&x), "0..=1")?;
+                self.band.get_or_insert(DEFAULT_THRESHOLDS).contradiction = x;
             }
             "fallback_scorer" => {
                 let name = string_option(key, val, "\"entailment\"")?;
@@ -225,5 +237,52 @@ mod tests {
             let e = Sources::parse(&bad).unwrap_err();
             assert!(e.contains(needle), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn the_band_is_set_only_by_a_given_threshold() {
+        let parse = |o: serde_json::Value| {
+            crate::options::parse_options(&o)
+                .map(|o| o.grounded)
+                .unwrap()
+        };
+        let base = json!({"scorers": ["grounded_fallback"], "sources": "x"});
+        let with = |k: &str, v: serde_json::Value| {
+            let mut o = base.clone();
+            o[k] = v;
+            parse(o)
+        };
+        // Neither given (or null): no band, the verdict at the defaults.
+        let g = parse(base.clone());
+        assert_eq!(g.band, None);
+        assert_eq!(g.thresholds(), DEFAULT_THRESHOLDS);
+        assert_eq!(with("source_entailment_threshold", json!(null)).band, None);
+        // One given: the band, the other at its default.
+        let g = with("source_entailment_threshold", json!(0.8));
+        let t = Thresholds {
+            entailment: 0.8,
+            contradiction: 0.9,
+        };
+        assert_eq!((g.band, g.thresholds()), (Some(t), t));
+        let g = with("source_contradiction_threshold", json!(0.95));
+        assert_eq!(
+            g.band,
+            Some(Thresholds {
+                entailment: 0.7,
+                contradiction: 0.95
+            })
+        );
+        // The defaults given explicitly: still the band.
+        let mut o = base.clone();
+        o["source_entailment_threshold"] = json!(0.7);
+        o["source_contradiction_threshold"] = json!(0.9);
+        assert_eq!(parse(o).band, Some(DEFAULT_THRESHOLDS));
+        let mut o = base;
+        o["source_contradiction_threshold"] = json!(2);
+        let e = crate::options::parse_options(&o).unwrap_err();
+        assert!(
+            e.contains("option source_contradiction_threshold is 2, outside 0..=1"),
+            "{e}"
+        );
     }
 }

@@ -65,6 +65,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "uad_scorer",
     "verify",
     "verify_threshold",
+    "reconstruction_fallback",
     "claim_union",
     "graph_threshold",
     "pagerank_damping",
@@ -93,7 +94,7 @@ pub struct ScoreOptions {
     /// Stage 3: `aggregation`.
     pub aggregate: AggregateOptions,
     /// Uncertainty-aware decoding: `threshold`, `threshold_percentile`, `conformal`, `uad_scorer`,
-    /// `verify`, `verify_threshold`.
+    /// `verify`, `verify_threshold`, `reconstruction_fallback`.
     pub uad: UadOptions,
     /// Generated answers: `temperature`, `sampling_temperature`.
     pub generation: GenerationOptions,

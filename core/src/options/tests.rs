@@ -702,3 +702,15 @@ fn conformal_model_sets_the_uad_threshold() {
     assert_eq!(o.uad.threshold_for(&[0.1, 0.9]), Some(0.75));
     assert_eq!(o.uad.threshold_for(&[]), Some(0.75));
 }
+
+#[test]
+fn reconstruction_fallback_is_on_unless_turned_off() {
+    assert!(ScoreOptions::default().uad.reconstruction_fallback);
+    let o = parse_options(&json!({"reconstruction_fallback": false})).unwrap_or_default();
+    assert!(!o.uad.reconstruction_fallback);
+    let e = parse_options(&json!({"reconstruction_fallback": "no"})).unwrap_err();
+    assert_eq!(
+        e,
+        "option reconstruction_fallback must be true or false, e.g. \"reconstruction_fallback\":false; got a string"
+    );
+}

@@ -1,6 +1,6 @@
 //! Uncertainty-aware decoding options (paper §3.4): which scorer's claim scores filter, the
-//! threshold a claim must reach to be kept, and the check of the reconstruction against the
-//! kept claims (beyond the paper).
+//! threshold a claim must reach to be kept, and the checks of the reconstruction against the
+//! kept claims, both ways (beyond the paper).
 
 use serde_json::Value;
 
@@ -35,6 +35,10 @@ pub struct UadOptions {
     pub verify: bool,
     /// Option `verify_threshold`: p_e a sentence of the reconstruction needs to be kept.
     pub verify_threshold: f64,
+    /// Option `reconstruction_fallback` (default true): when the reconstruction does not entail
+    /// a kept claim with p_e ≥ `verify_threshold` (it lost or changed it), the refined response
+    /// is the answer's sentences that hold the kept claims instead.
+    pub reconstruction_fallback: bool,
 }
 
 impl Default for UadOptions {
@@ -46,6 +50,7 @@ impl Default for UadOptions {
             uad_scorer: None,
             verify: true,
             verify_threshold: DEFAULT_VERIFY_THRESHOLD,
+            reconstruction_fallback: true,
         }
     }
 }
@@ -76,6 +81,7 @@ impl UadOptions {
                 self.conformal = Some(Conformal::from_json(val, "option conformal")?);
             }
             "verify" => self.verify = bool_option(key, val)?,
+            "reconstruction_fallback" => self.reconstruction_fallback = bool_option(key, val)?,
             "verify_threshold" => {
                 self.verify_threshold = ranged(
                     key,

@@ -127,9 +127,10 @@ pub enum Consistency {
     /// Not a consistency function: the weighted mean of other scorers' unit scores
     /// (family [`Family::Ensemble`]).
     Weighted,
-    /// Not a pairwise η: the sources' verdict where they decide (p_e or p_c past its threshold),
-    /// the samples' score mapped between the thresholds where they are silent
-    /// (`uq_core::score::grounded::fallback_score`).
+    /// Not a pairwise η: the larger of the sources' p_e and the samples' score
+    /// (`uq_core::score::grounded::max_score`); with a threshold option given, the sources'
+    /// verdict where they decide and the samples' score mapped between the thresholds where they
+    /// are silent (`uq_core::score::grounded::band_score`).
     SourceElseSamples,
 }
 
@@ -149,7 +150,7 @@ impl Consistency {
             Consistency::UnigramAvg => "exp(-mean(-ln p_unigram))",
             Consistency::UnigramMax => "exp(-max(-ln p_unigram))",
             Consistency::Weighted => "sum_k w_k c_k",
-            Consistency::SourceElseSamples => "source verdict, else samples",
+            Consistency::SourceElseSamples => "max(source p_e, samples)",
         }
     }
 

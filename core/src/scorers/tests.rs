@@ -363,7 +363,8 @@ fn catalogue_rows_are_consistent() {
         }
         assert!(!row.cost.is_empty() && !row.paper_name.claim.is_empty());
         // The scorers that compare samples are those that read num_samples (and
-        // grounded_fallback, which uses them only where the sources are silent).
+        // grounded_fallback, which compares them with every unit, but is NULL without them
+        // rather than an error).
         assert_eq!(
             row.scorer.needs_samples() || row.scorer == Scorer::GroundedFallback,
             row.options.contains(&"num_samples"),

@@ -165,6 +165,7 @@ fn uad_result(filled: bool) -> UadResult {
         refined_response: s("Paris is a capital."),
         verified: true,
         removed_sentences: vec![s("Invented.")],
+        warnings: if filled { vec![s("a warning")] } else { vec![] },
         notes: if filled { vec![s("a note")] } else { vec![] },
     }
 }

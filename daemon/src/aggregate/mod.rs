@@ -2,6 +2,7 @@
 //! confidence (`uq_core::aggregate`, option `aggregation`), beside the short-form scorers'
 //! whole-answer scores; [`uad`] filters and rewrites the answer.
 
+pub mod kept;
 pub mod uad;
 pub mod verify;
 

@@ -26,6 +26,12 @@
 //!   options `verify`, `verify_threshold`), and claims decomposed by the LLM come with the
 //!   response's uncovered sentences as extra units (option `coverage`, origin
 //!   `uncovered_sentence`), which are filtered like claims.
+//! * Beyond the paper: every kept claim must be entailed by the refined response (p_e ≥
+//!   `verify_threshold`, [`super::kept`]); one that is not (the reconstruction LLM lost or
+//!   changed it) is a warning (`warnings`), and with option `reconstruction_fallback` (default
+//!   on) the refined response is the answer's sentences that hold the kept claims instead
+//!   (`uq_core::aggregate::sentence_filter::kept_claims_sentences`). Claims written by the
+//!   bundled SmolLM2 are a warning too.
 //! * Conformal factuality: option `conformal` (a `uq_fit_conformal` model) replaces the
 //!   threshold by the model's, with P(all kept claims true) ≥ 1 − α for answers exchangeable with
 //!   its calibration answers; the notes say so ([`conformal_notes`]).
@@ -34,7 +40,7 @@
 //!   70 % likely to be true (kept ⇔ calibrated ≥ threshold).
 
 use serde_json::Value;
-use uq_core::aggregate::sentence_filter::kept_text;
+use uq_core::aggregate::sentence_filter::{kept_claims_sentences, kept_text};
 use uq_core::aggregate::{aggregate, uad_kept};
 use uq_core::calibrate::FittedOn;
 use uq_core::limits::check_inputs;
@@ -43,6 +49,7 @@ use uq_core::protocol::{origin, UadClaim, UadResult};
 use uq_core::scorers::Granularity;
 use uq_llm::{prompts, ChatRequest};
 
+use super::kept::{by_bundled_llm, lost_claims, lost_warning, UAD_BUNDLED_LLM_WARNING};
 use super::verify::verify;
 use crate::decompose::{decompose, Decomposed};
 use crate::engine::Engine;
@@ -132,8 +139,9 @@ fn uad_untallied(
 }
 
 /// UAD given the claims and their scores (by `opts.uad_scorer()`): threshold, filtering,
-/// reconstruction of the kept claims and its verification, confidences. `origins` are the
-/// claims' origins (`uq_core::protocol::origin`; missing ones read as claims).
+/// reconstruction of the kept claims, its verification and the check that it kept them (with
+/// the fallback and the warnings), confidences. `origins` are the claims' origins
+/// (`uq_core::protocol::origin`; missing ones read as claims).
 pub fn decide(
     engine: &Engine,
     llm: &LlmService,
@@ -165,6 +173,7 @@ pub fn decide(
         .collect();
     let (mut refined_response, mut verified, mut removed_sentences) =
         (response.to_string(), false, Vec::new());
+    let mut warnings = Vec::new();
     if opts.decompose.granularity == Granularity::Sentence {
         // The LLM-free filter: the kept sentences as written, in order; none kept: empty.
         refined_response = kept_text(response, &claims, &kept);
@@ -172,15 +181,29 @@ pub fn decide(
         let rebuilder = llm.for_role(opts, LlmRole::Reconstruction)?;
         let req = reconstruction_request(&rebuilder, &kept_claims);
         refined_response = llm.block_on(rebuilder.text(&req))?.trim().to_string();
+        let nli = judge::Nli::new(engine, llm, opts)?;
         if opts.uad.verify {
             let v = verify(
-                &judge::Nli::new(engine, llm, opts)?,
+                &nli,
                 &kept_claims,
                 &refined_response,
                 opts.uad.verify_threshold,
             )?;
             (refined_response, verified, removed_sentences) = (v.text, true, v.removed);
         }
+        // The other way round: every kept claim must survive the rewrite.
+        let at = opts.uad.verify_threshold;
+        let lost = lost_claims(&nli, &kept_claims, &refined_response, at)?;
+        if !lost.is_empty() {
+            let fall_back = opts.uad.reconstruction_fallback;
+            warnings.push(lost_warning(&lost, kept_claims.len(), at, fall_back));
+            if fall_back {
+                refined_response = kept_claims_sentences(response, &claims, &kept);
+            }
+        }
+    }
+    if opts.decompose.granularity == Granularity::Claim && by_bundled_llm(llm, opts, origins) {
+        warnings.push(UAD_BUNDLED_LLM_WARNING.to_string());
     }
     Ok(UadResult {
         claims: claims
@@ -207,6 +230,7 @@ pub fn decide(
         refined_response,
         verified,
         removed_sentences,
+        warnings,
         notes: Vec::new(),
     })
 }

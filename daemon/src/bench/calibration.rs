@@ -30,7 +30,8 @@
 //!   Platt on the K answers alone and the refit with the old model as the prior, over seeded
 //!   random draws ([`super::refit`]); the summary adds the refit target
 //!   (`target_labels_met_refit`, `target_labels_met_refit_adapted`,
-//!   `target_labels_met_refit_guarded`).
+//!   `target_labels_met_refit_guarded`) and the chosen refit's (`target_labels_met_chosen`,
+//!   `target_labels_met_chosen_guarded`).
 //!
 //! Prints one JSON object per line; progress goes to stderr. No LLM call is made.
 
@@ -189,6 +190,10 @@ pub fn calibration(
                 .then(|| refit_target.iter().all(|t| t["met_refit_adapted"] == json!(true))),
             "target_labels_met_refit_guarded": (refit_target.len() == 2)
                 .then(|| refit_target.iter().all(|t| t["met_refit_guarded"] == json!(true))),
+            "target_labels_met_chosen": (refit_target.len() == 2)
+                .then(|| refit_target.iter().all(|t| t["met_chosen"] == json!(true))),
+            "target_labels_met_chosen_guarded": (refit_target.len() == 2)
+                .then(|| refit_target.iter().all(|t| t["met_chosen_guarded"] == json!(true))),
         })
     );
     Ok(())

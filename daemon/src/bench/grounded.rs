@@ -1,7 +1,8 @@
 //! `uqd bench grounded`: grounded checking (docs/reference.md, "Grounded checking") against
 //! the sample-based scorers. On SelfCheckGPT WikiBio (`wiki_bio_text` as the source): (a) the
 //! passage's own text as the source, (b) retrieval from an FTS5 table of all passages' texts in
-//! chunks, (c) the sample-based `entailment` (m samples), (d) `grounded_fallback`. On
+//! chunks, (c) the sample-based `entailment` (m samples), (d) `grounded_fallback` (its default,
+//! max(source p_e, samples), and the band at the default thresholds given explicitly). On
 //! `grounded_dev.jsonl`: (a) per task and overall beside the whole-source `uq_nli` baseline.
 //! Thresholds and K are compared on one half of the records and reported on the other (even /
 //! odd record index). Prints one JSON object per line.
@@ -19,10 +20,12 @@ use uq_core::decompose::split_sentences;
 use uq_core::metrics::{auroc, average_precision};
 use uq_core::protocol::{NliProbs, ScoreResult};
 use uq_core::score::grounded::{
-    check, fallback_score, Checked, SourceSelection, Thresholds, Verdict, DEFAULT_THRESHOLDS,
+    band_score, check, Checked, SourceSelection, Thresholds, Verdict, DEFAULT_THRESHOLDS,
 };
 
 use super::lines::{load_jsonl, pct, round};
+
+mod cv;
 use crate::engine::Engine;
 use crate::pipeline;
 use crate::role_llms::LlmService;
@@ -63,22 +66,27 @@ struct GroundedRow {
 }
 
 /// One answer to score: the options carry its units and sources.
-struct Item {
-    response: String,
-    samples: Vec<String>,
-    options: Value,
+pub(super) struct Item {
+    pub response: String,
+    pub samples: Vec<String>,
+    pub options: Value,
 }
 
 /// A run's results and costs.
-struct Run {
-    results: Vec<ScoreResult>,
-    wall_s: f64,
-    nli_pairs: u64,
-    nli_tokens: u64,
+pub(super) struct Run {
+    pub results: Vec<ScoreResult>,
+    pub wall_s: f64,
+    pub nli_pairs: u64,
+    pub nli_tokens: u64,
 }
 
 /// Scores every item, `clients` at a time, on a cold NLI cache.
-fn run(engine: &Engine, llm: &LlmService, items: &[Item], clients: usize) -> Result<Run, String> {
+pub(super) fn run(
+    engine: &Engine,
+    llm: &LlmService,
+    items: &[Item],
+    clients: usize,
+) -> Result<Run, String> {
     engine.clear_nli_cache();
     let (p0, t0) = (engine.nli_pairs_computed(), engine.nli_tokens_computed());
     let next = AtomicUsize::new(0);
@@ -309,16 +317,56 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
         m * recs.len(),
     ));
 
-    // (d) sources where they speak, samples where they are silent.
-    let items: Vec<Item> = recs
-        .iter()
-        .map(|r| {
-            let sources = Some((json!(r.wiki_bio_text), premise));
-            item(r, &["grounded_fallback"], sources, m)
-        })
-        .collect();
-    let d = run(engine, llm, &items, args.clients)?;
-    let sampled_answers = d
+    // (d) grounded_fallback as it scores by default: max(source p_e, samples' score) on every
+    // unit, so every answer needs its samples.
+    let fallback_items = |band: Option<Thresholds>| -> Vec<Item> {
+        recs.iter()
+            .map(|r| {
+                let sources = Some((json!(r.wiki_bio_text), premise));
+                let mut it = item(r, &["grounded_fallback"], sources, m);
+                if let Some(t) = band {
+                    it.options["source_entailment_threshold"] = json!(t.entailment);
+                    it.options["source_contradiction_threshold"] = json!(t.contradiction);
+                }
+                it
+            })
+            .collect()
+    };
+    // Units whose evidence says `decided_by` `by`.
+    let decided = |r: &Run, by: &str| -> usize {
+        r.results
+            .iter()
+            .flat_map(|r| &r.scores)
+            .filter(|s| s.evidence.as_ref().is_some_and(|e| e.decided_by == by))
+            .count()
+    };
+    let d = run(engine, llm, &fallback_items(None), args.clients)?;
+    let dconf = scores(&d, "grounded_fallback");
+    let mut l = line(
+        "d_fallback",
+        "grounded_fallback",
+        &dconf,
+        labels,
+        &d,
+        m * recs.len(),
+    );
+    l["form"] = json!("max(source p_e, samples), the default");
+    l["units_source_larger"] = json!(decided(&d, "source"));
+    l["answers_needing_samples"] = json!(recs.len());
+    l["llm_calls_saved"] = json!(0);
+    out.push(l);
+
+    // (d) with the band at DEFAULT_THRESHOLDS given explicitly (options
+    // source_entailment_threshold / source_contradiction_threshold): the sources decide where
+    // they are sure, the samples score only the units they leave open (what sample_when_open
+    // saves).
+    let db = run(
+        engine,
+        llm,
+        &fallback_items(Some(DEFAULT_THRESHOLDS)),
+        args.clients,
+    )?;
+    let sampled_answers = db
         .results
         .iter()
         .filter(|r| {
@@ -327,26 +375,18 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
                 .any(|s| s.evidence.as_ref().is_some_and(|e| e.verdict == "silent"))
         })
         .count();
-    let decided_units = d
-        .results
-        .iter()
-        .flat_map(|r| &r.scores)
-        .filter(|s| {
-            s.evidence
-                .as_ref()
-                .is_some_and(|e| e.decided_by == "source")
-        })
-        .count();
-    let dconf = scores(&d, "grounded_fallback");
     let mut l = line(
-        "d_fallback",
+        "d_fallback_band",
         "grounded_fallback",
-        &dconf,
+        &scores(&db, "grounded_fallback"),
         labels,
-        &d,
+        &db,
         m * sampled_answers,
     );
-    l["units_decided_by_source"] = json!(decided_units);
+    l["form"] = json!("band");
+    l["thresholds"] = json!({"entailment": DEFAULT_THRESHOLDS.entailment,
+        "contradiction": DEFAULT_THRESHOLDS.contradiction});
+    l["units_decided_by_source"] = json!(decided(&db, "source"));
     l["answers_needing_samples"] = json!(sampled_answers);
     l["llm_calls_saved"] = json!(m * (recs.len() - sampled_answers));
     out.push(l);
@@ -389,10 +429,10 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
         probs
             .iter()
             .zip(&ce)
-            .map(|(p, &s)| fallback_score(&check(p, t), t, Some(s)))
+            .map(|(p, &s)| band_score(&check(p, t), t, Some(s)))
             .collect()
     };
-    // The alternative fallback_score was chosen over: a silent unit placed in the band by the
+    // The alternative band_score was chosen over: a silent unit placed in the band by the
     // samples' score alone, not by the larger of it and the source's own p_e (a silent unit's
     // p_e taken as 0 leaves only the samples).
     let samples_alone: Vec<f64> = probs
@@ -407,7 +447,7 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
                 },
                 _ => c,
             };
-            fallback_score(&c, DEFAULT_THRESHOLDS, Some(s))
+            band_score(&c, DEFAULT_THRESHOLDS, Some(s))
         })
         .collect();
     out.push(json!({"bench": "grounded", "data": "wikibio", "reference": "fallback with the samples' score alone in the band",
@@ -440,6 +480,12 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
         "best_tune": {"entailment": best.1, "contradiction": best.2, "auroc_tune": round(best.0), "auroc_check": best.3, "units_decided": best.4},
         "default": {"entailment": DEFAULT_THRESHOLDS.entailment, "contradiction": DEFAULT_THRESHOLDS.contradiction,
             "auroc_tune": by_half(&default_conf, 0), "auroc_check": by_half(&default_conf, 1)}}));
+    let rec: Vec<usize> = recs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| std::iter::repeat_n(i, r.gpt3_sentences.len()))
+        .collect();
+    out.push(cv::cross_validated(&probs, &ce, &accurate, &rec));
     for l in out {
         println!("{l}");
     }

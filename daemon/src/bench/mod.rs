@@ -4,7 +4,8 @@
 //! (calibrations and ensembles fitted on one graph-uq file, tested on the other),
 //! `conformal` (the conformal factuality threshold's coverage over random splits and across
 //! files), `spans` (the claim alignment against hand-marked spans) and `stress` (the NLI model
-//! on a labelled stress suite of pairs, judged as `uq_nli` judges them).
+//! on a labelled stress suite of pairs, judged as `uq_nli` judges them); `suite` runs the
+//! default scorers over every shared evaluation file with intervals (and compares two runs).
 //! What they share: `run` (the measured scoring runs, the cached rerun, the summary line),
 //! `options` (flags as scoring options), `raw` (the raw model's ceiling), `host` (the NLI path's
 //! stages per pair), `procfs` (process figures from /proc) and `lines` (JSON lines in and out).
@@ -26,6 +27,7 @@ mod selfcheck;
 mod soak;
 mod spans;
 mod stress;
+mod suite;
 mod table;
 
 pub use calibration::{calibration, CalibrationArgs};
@@ -40,4 +42,5 @@ pub use selfcheck::{compare_precisions, selfcheck, SelfcheckArgs};
 pub use soak::{soak, SoakArgs};
 pub use spans::{spans, SpansArgs};
 pub use stress::{stress, StressSuite};
+pub use suite::{compare as compare_suites, grid, suite, SuiteArgs, QUICK_ANSWERS};
 pub use table::{table, TableArgs};

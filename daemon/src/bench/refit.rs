@@ -14,13 +14,19 @@
 //!   `refit_adapted`: the same from the adaptation (centred on the adapted map), and
 //!   `refit_guarded`: from the guarded adaptation (centred on the adapted map when the guard let
 //!   it through, on the old model when it refused), what a job with both options does;
-//!   `widened`: the share of draws whose `refit_guarded` widened its prior.
+//!   `widened`: the share of draws whose `refit_guarded` widened its prior. These are the fixed
+//!   refits (`Calibration::refit_fixed`: the prior at the old fit's full strength);
+//! * `chosen`: the refit with the prior's strength chosen by leave-one-answer-out over the K
+//!   answers (`Calibration::refit`, what `uq_refit_calibration` and jobs do), and
+//!   `chosen_guarded`: the same from the guarded adaptation; `scale`: the mean log₂ of the
+//!   scale chosen.
 //!
 //! K = 0 is one draw (nothing labelled: `old` and `adapted` only). A draw whose K answers hold
 //! labels of one class has no `platt_k` or `refit` (counted in `*_failed`); means are over the
 //! draws that have a value. One JSON line per (direction, scorer, K), then a summary line with
-//! the target: entailment, K = [`TARGET_K`], in both directions, refit ECE ≤ [`TARGET_ECE`] and
-//! ≤ both `old` and `platt_k` (for `refit` and `refit_guarded` each).
+//! the targets at K = [`TARGET_K`], entailment, per direction: the fixed refit's (ECE ≤
+//! [`TARGET_ECE`] and ≤ both `old` and `platt_k`) and the chosen one's (ECE at most
+//! [`CHOSEN_SLACK`] above the better of `old` and `platt_k`).
 
 use serde_json::{json, Value};
 use uq_core::calibrate::{Calibration, Method};
@@ -34,6 +40,8 @@ use super::lines::round;
 /// The target: refit ECE with [`TARGET_K`] labelled answers.
 pub const TARGET_ECE: f64 = 0.06;
 pub const TARGET_K: usize = 10;
+/// The chosen refit's target: at most this far above the better of `old` and `platt_k`.
+pub const CHOSEN_SLACK: f64 = 0.01;
 
 /// One file's labelled claims of one scorer: scores, labels and the answer each belongs to.
 pub struct Claims<'a> {
@@ -107,6 +115,8 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
         }
         let (mut f_old, mut f_ada, mut f_guard, mut f_k) = Default::default();
         let (mut f_refit, mut f_refit_a, mut f_refit_g) = Default::default();
+        let (mut f_chosen, mut f_chosen_g) = (Figures::default(), Figures::default());
+        let mut log2_scales = Vec::new();
         let (mut refused, mut checked, mut widened) = (0usize, 0usize, 0usize);
         let mut rng = Rng(d.seed ^ (k as u64).wrapping_mul(0x9E37_79B9));
         let mut order = ids.clone();
@@ -115,10 +125,12 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
             rng.shuffle(&mut order);
             let chosen = &order[..k];
             let (mut ks, mut kl, mut es, mut el) = (vec![], vec![], vec![], vec![]);
+            let mut ka = vec![];
             for i in 0..test.scores.len() {
                 if chosen.contains(&test.answers[i]) {
                     ks.push(test.scores[i]);
                     kl.push(test.labels[i]);
+                    ka.push(test.answers[i]);
                 } else {
                     es.push(test.scores[i]);
                     el.push(test.labels[i]);
@@ -148,11 +160,31 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
                 Ok(c) => Figures::push(&mut f_k, &map(&c), &el),
                 Err(_) => f_k.failed += 1,
             }
-            match old.refit(&ks, &kl, &what, "score") {
+            match old.refit_fixed(&ks, &kl, &what, "score") {
                 Ok(c) => Figures::push(&mut f_refit, &map(&c), &el),
                 Err(_) => f_refit.failed += 1,
             }
-            match adapted.as_ref().map(|a| a.refit(&ks, &kl, &what, "score")) {
+            match old.refit(&ks, &kl, Some(&ka), &what, "score") {
+                Ok(c) => {
+                    if let Some(x) = c.refit.as_ref().and_then(|r| r.scale.as_ref()) {
+                        log2_scales.push(x.scale.log2());
+                    }
+                    Figures::push(&mut f_chosen, &map(&c), &el)
+                }
+                Err(_) => f_chosen.failed += 1,
+            }
+            match guarded
+                .as_ref()
+                .unwrap_or(&old)
+                .refit(&ks, &kl, Some(&ka), &what, "score")
+            {
+                Ok(c) => Figures::push(&mut f_chosen_g, &map(&c), &el),
+                Err(_) => f_chosen_g.failed += 1,
+            }
+            match adapted
+                .as_ref()
+                .map(|a| a.refit_fixed(&ks, &kl, &what, "score"))
+            {
                 Some(Ok(c)) => Figures::push(&mut f_refit_a, &map(&c), &el),
                 _ => f_refit_a.failed += 1,
             }
@@ -160,7 +192,7 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
             match guarded
                 .as_ref()
                 .unwrap_or(&old)
-                .refit(&ks, &kl, &what, "score")
+                .refit_fixed(&ks, &kl, &what, "score")
             {
                 Ok(c) => {
                     widened += usize::from(c.refit.as_ref().is_some_and(|r| r.drift.is_some()));
@@ -189,13 +221,16 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
             f_refit_a.write(&mut line, "refit_adapted");
             f_refit_g.write(&mut line, "refit_guarded");
             line["widened"] = json!(round(widened as f64 / draws as f64));
+            f_chosen.write(&mut line, "chosen");
+            f_chosen_g.write(&mut line, "chosen_guarded");
+            line["scale_log2"] = json!(Figures::mean(&log2_scales).map(round));
         }
         out.push(line);
     }
     Ok(out)
 }
 
-/// Whether a line is the target's (entailment, K = [`TARGET_K`]) and meets it.
+/// Whether a line is the targets' (entailment, K = [`TARGET_K`]) and meets them.
 pub fn target(line: &Value) -> Option<Value> {
     if line["scorer"] != json!("entailment") || line["target_labels"] != json!(TARGET_K) {
         return None;
@@ -205,12 +240,19 @@ pub fn target(line: &Value) -> Option<Value> {
         (Some(r), Some(o), Some(p)) => r <= TARGET_ECE && r <= o && r <= p,
         _ => false,
     };
+    let met_chosen = |c: &str| match (get(c), get("ece_old"), get("ece_platt_k")) {
+        (Some(r), Some(o), Some(p)) => r <= o.min(p) + CHOSEN_SLACK,
+        _ => false,
+    };
     Some(
         json!({"fit": line["fit"], "test": line["test"], "ece_old": line["ece_old"],
         "ece_platt_k": line["ece_platt_k"], "ece_refit": line["ece_refit"],
         "ece_refit_adapted": line["ece_refit_adapted"],
         "ece_refit_guarded": line["ece_refit_guarded"], "met_refit": met("ece_refit"),
         "met_refit_adapted": met("ece_refit_adapted"),
-        "met_refit_guarded": met("ece_refit_guarded")}),
+        "met_refit_guarded": met("ece_refit_guarded"),
+        "ece_chosen": line["ece_chosen"], "ece_chosen_guarded": line["ece_chosen_guarded"],
+        "met_chosen": met_chosen("ece_chosen"),
+        "met_chosen_guarded": met_chosen("ece_chosen_guarded")}),
     )
 }

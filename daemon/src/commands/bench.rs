@@ -8,9 +8,13 @@ use clap::{Args, Subcommand};
 use crate::bench;
 use crate::config::{CliOverrides, Config};
 use crate::engine::Engine;
-use crate::role_llms::LlmService;
 
 use super::control::SocketArgs;
+
+mod setup;
+mod suite;
+use setup::setup;
+pub use suite::SuiteFlags;
 
 #[derive(Subcommand)]
 pub enum BenchCommand {
@@ -64,6 +68,13 @@ pub enum BenchCommand {
     /// 3-way accuracy, mean p_entailment and p_contradiction, and the share of entailed and of
     /// neutral items read as contradiction (p_contradiction > 0.5).
     Stress(StressFlags),
+    /// The evaluation suite: the default scorers over every shared evaluation file (both
+    /// WikiBio files, the four graph-uq claim files, grounded_dev's two tasks), each figure with
+    /// a 95 % interval over resampled answers: AUROC, AUC-PR, NonFact AUC-PR; ECE and the
+    /// conformal threshold fitted on one claim file and tested on the other (both pairs, both
+    /// directions); the refit on K labelled answers; NLI pairs, tokens, LLM calls, wall time.
+    /// With --compare A.json B.json: two runs' figures, B − A, with paired intervals.
+    Suite(SuiteFlags),
 }
 
 #[derive(Args)]
@@ -385,6 +396,7 @@ pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
             let engine = Engine::load(&config)?;
             bench::stress(&engine, &suite, f.items.as_deref())?;
         }
+        BenchCommand::Suite(f) => suite::run(f)?,
         BenchCommand::Grounded(f) => {
             let source_premises = bench::parse_source_premises(&f.source_premise)?;
             let (engine, llm) = setup(f.config, f.samples)?;
@@ -548,15 +560,4 @@ fn precisions(config: &CliOverrides) -> Result<Vec<Option<String>>, String> {
         return Err("--precision is empty: give auto, fp32, int8, fp16 or original (or a comma-separated list)".into());
     }
     Ok(precisions)
-}
-
-/// What every benchmark needs: the loaded models and the LLM service.
-fn setup(config: CliOverrides, samples: usize) -> Result<(Engine, LlmService), String> {
-    if samples == 0 {
-        return Err("--samples must be at least 1".into());
-    }
-    let config = Config::resolve(config)?;
-    let engine = Engine::load(&config)?;
-    let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
-    Ok((engine, llm))
 }

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod control;
+pub mod eval;
 pub mod models;
 pub mod report;
 pub mod score;

@@ -268,7 +268,7 @@ impl NliText {
                 "NLI window of {window} tokens is too small for this model"
             ));
         }
-        let by_sentence = super::tokens::splits_at_whitespace(&tokenizer);
+        let by_sentence = super::tokenizer::splits_at_whitespace(&tokenizer);
         let fast = AsciiWordPiece::of(&tokenizer);
         Ok(NliText {
             by_sentence,

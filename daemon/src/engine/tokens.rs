@@ -15,10 +15,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tokenizers::{ModelWrapper, NormalizerWrapper, PreTokenizerWrapper, Tokenizer};
-
 use super::cache::{text_key, DedupCache};
 use super::nli::NliText;
+pub use super::tokenizer::splits_at_whitespace;
 
 /// Token ids of the cached sentences kept at most (bytes) before that cache is emptied.
 pub const TOKEN_IDS_CACHE_BYTES: usize = 32 << 20;
@@ -26,32 +25,6 @@ pub const TOKEN_IDS_CACHE_BYTES: usize = 32 << 20;
 /// The cache of token ids by text (a sentence, or a text that is not cut).
 pub fn ids_cache() -> DedupCache<Arc<Vec<u32>>> {
     DedupCache::new(Some(TOKEN_IDS_CACHE_BYTES), |v| v.len() * 4 + 64)
-}
-
-/// Whether `tok` gives the ids of `A B` (A and B separated by whitespace) as those of `A` then
-/// those of `B` (the module's note).
-pub fn splits_at_whitespace(tok: &Tokenizer) -> bool {
-    let normalizer = matches!(
-        tok.get_normalizer(),
-        None | Some(NormalizerWrapper::BertNormalizer(_))
-    );
-    let pre = matches!(
-        tok.get_pre_tokenizer(),
-        Some(
-            PreTokenizerWrapper::BertPreTokenizer(_)
-                | PreTokenizerWrapper::Whitespace(_)
-                | PreTokenizerWrapper::WhitespaceSplit(_)
-        )
-    );
-    let model = matches!(
-        tok.get_model(),
-        ModelWrapper::WordPiece(_) | ModelWrapper::WordLevel(_)
-    );
-    let added = tok
-        .get_added_tokens_decoder()
-        .values()
-        .all(|t| !t.content.is_empty() && !t.content.chars().any(char::is_whitespace));
-    normalizer && pre && model && added
 }
 
 /// Whether a sentence ends with `c` (the last character before whitespace).

@@ -2,7 +2,8 @@
 //! to the job's answers (Saerens, Latinne & Decaestecker 2002, `uq_core::calibrate::adapt`),
 //! checked on the group's labelled units when it has some (`uq_core::calibrate::guard`: refused
 //! when adapting raises their ECE); option `calibration.refit` then refits the model (adapted or
-//! not) on the group's labelled units with itself as the prior (`uq_core::calibrate::refit`);
+//! not) on the group's labelled units with itself as the prior, its strength chosen by
+//! leave-one-answer-out over the group's labelled answers (`uq_core::calibrate::refit`);
 //! the calibrated unit and response scores of the run are rewritten with the resulting model.
 //! Every model fitted on another setting than the job's is named. All of it goes to the job's
 //! message (its notes), never silently.
@@ -50,9 +51,12 @@ pub fn finish_calibration(
         for (llm, rows) in groups {
             let group = group_name(groups_by, &llm);
             let scores: Vec<f64> = rows.iter().map(|r| r.2).filter(|s| s.is_finite()).collect();
-            let (labelled, labels): (Vec<f64>, Vec<bool>) = rows
+            let ((labelled, labels), answers): ((Vec<f64>, Vec<bool>), Vec<usize>) = rows
                 .iter()
-                .filter_map(|r| r.3.filter(|_| r.2.is_finite()).map(|l| (r.2, l)))
+                .filter_map(|r| {
+                    r.3.filter(|_| r.2.is_finite())
+                        .map(|l| ((r.2, l), r.1 as usize))
+                })
                 .unzip();
             let mut current: Option<Calibration> = None;
             if let Some(adapt) = spec.adapt {
@@ -74,7 +78,7 @@ pub fn finish_calibration(
             }
             if let Some(refit) = spec.refit {
                 let from = current.as_ref().unwrap_or(model);
-                match from.refit(&labelled, &labels, &what, "score") {
+                match from.refit(&labelled, &labels, Some(&answers), &what, "score") {
                     Ok(r) => {
                         let rf = r.refit.as_ref();
                         notes.push(format!(

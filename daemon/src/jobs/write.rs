@@ -401,8 +401,8 @@ fn insert_response_scores(
 fn insert_uad(tx: &Transaction<'_>, answer_id: i64, u: &UadResult) -> Result<(), String> {
     tx.execute(
         "INSERT OR REPLACE INTO uq_uad(answer_id, scorer, threshold, pre_confidence, post_confidence, \
-         n_units, n_kept, refined_response, verified, removed_sentences, calibrated) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+         n_units, n_kept, refined_response, verified, removed_sentences, calibrated, warnings) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             answer_id,
             u.scorer,
@@ -415,6 +415,8 @@ fn insert_uad(tx: &Transaction<'_>, answer_id: i64, u: &UadResult) -> Result<(),
             u.verified as i64,
             serde_json::to_string(&u.removed_sentences).unwrap_or_default(),
             i64::from(u.calibrated),
+            (!u.warnings.is_empty())
+                .then(|| serde_json::to_string(&u.warnings).unwrap_or_default()),
         ],
     )
     .map_err(sql_err("write a UAD result"))?;

@@ -57,6 +57,7 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
     }
     runs_table(&mut h, r);
     unit_table(&mut h, r);
+    super::evals::section(&mut h, &r.data.evals);
     response_table(&mut h, r);
     uad_and_ablation(&mut h, figs);
     calibration(&mut h, r, figs);

@@ -78,6 +78,9 @@ pub struct Data {
     pub answers: Vec<AnswerRow>,
     /// `uq_answer.answer` by answer id.
     pub answer_texts: std::collections::HashMap<i64, String>,
+    /// What `uqd eval` stored (schema version ≥ 7): the latest evaluation per run and
+    /// granularity.
+    pub evals: Vec<super::evals::EvalRow>,
 }
 
 /// Opens DB read-only and reads the schema's tables; a clear error when DB is missing, is not
@@ -103,12 +106,14 @@ pub fn load(db: &Path) -> Result<Data, String> {
     let units = read_units(&conn).map_err(sql_err)?;
     let answers = read_answers(&conn).map_err(sql_err)?;
     let answer_texts = read_answer_texts(&conn).map_err(sql_err)?;
+    let evals = super::evals::read(&conn, names.contains("uq_eval")).map_err(sql_err)?;
     Ok(Data {
         schema_version,
         runs,
         units,
         answers,
         answer_texts,
+        evals,
     })
 }
 

@@ -19,12 +19,14 @@
 //!   figure and `uqd bench claims --uad`);
 //! * AUROC vs the number of samples m over runs of the same answers (same source_table and
 //!   source_key set, same granularity) with different `uq_run.num_samples` (NULL: the number of
-//!   `uq_sample` rows of the run's answers).
+//!   `uq_sample` rows of the run's answers);
+//! * the latest `uqd eval` of each run and granularity (`uq_eval`, [`evals`]).
 //!
 //! The database is opened read-only. Every text from it is escaped; figure file names are
 //! made of numbers only.
 
 mod analyse;
+mod evals;
 mod figures;
 mod html;
 mod load;

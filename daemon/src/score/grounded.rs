@@ -3,8 +3,9 @@
 //! sentences most relevant to it (option `source_premise`; by shared words or the embedding
 //! model) make one premise per passage (or, with `"join":"sentence"`, one per sentence); one
 //! NLI pair per premise, the most decisive kept.
-//! `grounded_fallback` scores the units the sources leave open with `fallback_scorer` on the
-//! samples, and only those.
+//! `grounded_fallback` scores every unit with `fallback_scorer` on the samples and keeps the
+//! larger of that and the sources' p_e; with a threshold option given (a band), it scores only
+//! the units the sources leave open with the samples.
 
 use uq_core::limits::check_text;
 use uq_core::protocol::{Evidence, NliProbs};
@@ -93,12 +94,13 @@ fn unit_premises(
         .collect())
 }
 
-/// Unit scores of some scorers, in their order: how `grounded_fallback` scores the units the
-/// sources leave open (the parent module's dispatch, handed in).
+/// Unit scores of some scorers, in their order: how `grounded_fallback` scores units with the
+/// samples (the parent module's dispatch, handed in).
 pub type ScoreUnits = fn(&Context, &[Scorer]) -> Result<Vec<(Scorer, Vec<f64>)>, String>;
 
 /// One score and evidence per unit for each of `scorers` (all of family grounded);
-/// `grounded_fallback` scores the open units with `fallback_scorer` through `score_units`.
+/// `grounded_fallback` scores units with `fallback_scorer` through `score_units` (every unit;
+/// with a band, the open ones).
 pub fn score(
     cx: &Context,
     scorers: &[Scorer],
@@ -137,7 +139,9 @@ pub fn score(
         .flat_map(|(u, ps)| ps.iter().map(move |p| (p.text.clone(), u.clone())))
         .collect();
     let mut probs = cx.nli()?.probs(&pairs)?.into_iter();
-    let t = cx.opts.grounded.thresholds;
+    // The verdict's thresholds (given, or the defaults); given, also grounded_fallback's band.
+    let band = cx.opts.grounded.band;
+    let t = cx.opts.grounded.thresholds();
     let unit_probs: Vec<Vec<NliProbs>> = premises
         .iter()
         .map(|ps| {
@@ -149,7 +153,7 @@ pub fn score(
         .collect();
     let checked: Vec<Checked> = unit_probs.iter().map(|p| check(p, t)).collect();
     let sampled = if scorers.contains(&Scorer::GroundedFallback) {
-        fallback(cx, &checked, score_units, &mut notes)?
+        fallback(cx, &checked, band.is_some(), score_units, &mut notes)?
     } else {
         vec![None; cx.units.len()]
     };
@@ -180,11 +184,16 @@ pub fn score(
                 Scorer::GroundedEntailment => (c.entailment, by),
                 Scorer::GroundedNoncontradiction => (c.noncontradiction, by),
                 _ => {
-                    let x = fallback_score(c, t, sampled[i]);
-                    let by = match (silent, x.is_nan()) {
-                        (false, _) => "source",
-                        (true, false) => "samples",
-                        (true, true) => "none",
+                    let x = fallback_score(c, band, sampled[i]);
+                    let by = match (band, sampled[i]) {
+                        _ if x.is_nan() => "none",
+                        // Band: the sources where they decide, else the samples.
+                        (Some(_), _) if !silent => "source",
+                        (Some(_), _) => "samples",
+                        // max(source p_e, samples): whichever is the larger (the source on a
+                        // tie; the samples when there is no premise).
+                        (None, Some(s)) if c.decisive.is_some() && c.entailment >= s => "source",
+                        (None, _) => "samples",
                     };
                     (x, by)
                 }
@@ -202,28 +211,38 @@ pub fn score(
     })
 }
 
-/// `fallback_scorer`'s score of each unit the sources leave open (`None` for the others, and
-/// for all when no samples are given: a note says so).
+/// `fallback_scorer`'s score of the units `grounded_fallback` compares with the samples:
+/// every unit, or with a band (`band`) only those the sources leave open (`None` for the
+/// others, and for all when no samples are given: a note says so).
 fn fallback(
     cx: &Context,
     checked: &[Checked],
+    band: bool,
     score_units: ScoreUnits,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Option<f64>>, String> {
     let open: Vec<usize> = (0..checked.len())
-        .filter(|&i| checked[i].verdict == Verdict::Silent)
+        .filter(|&i| !band || checked[i].verdict == Verdict::Silent)
         .collect();
     let mut out = vec![None; checked.len()];
     if open.is_empty() {
         return Ok(out);
     }
     if cx.samples.is_empty() {
-        notes.push(format!(
-            "grounded_fallback: the sources leave {} of {} units open and no samples were given, \
-             so their scores are NULL; pass samples to fall back on (or use grounded_entailment)",
-            open.len(),
-            checked.len()
-        ));
+        notes.push(if band {
+            format!(
+                "grounded_fallback: the sources leave {} of {} units open and no samples were \
+                 given, so their scores are NULL; pass samples to fall back on (or use \
+                 grounded_entailment)",
+                open.len(),
+                checked.len()
+            )
+        } else {
+            "grounded_fallback: no samples were given, so its scores are NULL; pass samples (or \
+             set source_entailment_threshold / source_contradiction_threshold to let the sources \
+             decide alone where they are sure, or use grounded_entailment)"
+                .to_string()
+        });
         return Ok(out);
     }
     let units: Vec<String> = open.iter().map(|&i| cx.units[i].clone()).collect();

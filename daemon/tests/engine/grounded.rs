@@ -61,44 +61,134 @@ fn units_are_checked_against_sources_with_their_evidence() {
     assert!(r.response_scores["grounded_entailment"].is_some());
 }
 
+/// A unit the source states, then one only the samples state.
+const FALLBACK_RESPONSE: &str = "Marie Curie was born in Warsaw. She had a cat called Pierre.";
+
+fn cat_samples() -> Value {
+    json!([
+        "Marie Curie owned a cat called Pierre.",
+        "Curie had a cat named Pierre."
+    ])
+}
+
+fn decided_by(r: &ScoreResult, scorer: &str) -> Vec<String> {
+    r.scores
+        .iter()
+        .filter(|s| s.scorer == scorer)
+        .map(|s| s.evidence.as_ref().unwrap().decided_by.clone())
+        .collect()
+}
+
+fn verdicts(r: &ScoreResult, scorer: &str) -> Vec<String> {
+    r.scores
+        .iter()
+        .filter(|s| s.scorer == scorer)
+        .map(|s| s.evidence.as_ref().unwrap().verdict.clone())
+        .collect()
+}
+
 #[test]
-fn the_fallback_uses_samples_only_where_the_sources_are_silent() {
-    let d = Daemon::new(&tmpdir("grounded-fallback"), "/nonexistent.gguf".into());
-    let response = "Marie Curie was born in Warsaw. She had a cat called Pierre.";
+fn the_fallback_is_the_larger_of_source_and_samples_by_default() {
+    let d = Daemon::new(&tmpdir("grounded-fallback-max"), "/nonexistent.gguf".into());
     let options = json!({"scorers": ["grounded_fallback"], "sources": SOURCE});
-    let without = score(&d, response, json!([]), options.clone());
+    // Without samples every unit is NULL, even the one the source states.
+    let without = score(&d, FALLBACK_RESPONSE, json!([]), options.clone());
+    let f = without.unit_scores("grounded_fallback");
+    assert!(f.iter().all(|x| x.is_nan()), "{f:?}");
+    assert_eq!(decided_by(&without, "grounded_fallback"), ["none", "none"]);
+    assert_eq!(
+        without.notes,
+        ["grounded_fallback: no samples were given, so its scores are NULL; pass samples (or set \
+          source_entailment_threshold / source_contradiction_threshold to let the sources decide \
+          alone where they are sure, or use grounded_entailment)"]
+    );
+    // With samples: each unit is max(grounded_entailment, the samples' entailment), in one
+    // request and alone.
+    let all = score(
+        &d,
+        FALLBACK_RESPONSE,
+        cat_samples(),
+        json!({"scorers": ["grounded_entailment", "entailment", "grounded_fallback"], "sources": SOURCE}),
+    );
+    let g = all.unit_scores("grounded_entailment");
+    let e = all.unit_scores("entailment");
+    let f = all.unit_scores("grounded_fallback");
+    let alone =
+        score(&d, FALLBACK_RESPONSE, cat_samples(), options).unit_scores("grounded_fallback");
+    for i in 0..2 {
+        assert!(
+            (f[i] - g[i].max(e[i])).abs() < 1e-9,
+            "unit {i}: {f:?} {g:?} {e:?}"
+        );
+        assert!((alone[i] - f[i]).abs() < 1e-9, "{alone:?} {f:?}");
+    }
+    // The source states the first unit, only the samples the second: each decides one.
+    assert!(g[0] > e[0] && e[1] > g[1], "{g:?} {e:?}");
+    assert_eq!(decided_by(&all, "grounded_fallback"), ["source", "samples"]);
+    // The verdict is grounded_entailment's, at the default thresholds; the first unit, which
+    // the band would score by its p_e (≥ 0.7) whatever the samples say, here takes the larger.
+    assert_eq!(
+        verdicts(&all, "grounded_fallback"),
+        verdicts(&all, "grounded_entailment")
+    );
+    assert_eq!(verdicts(&all, "grounded_fallback"), ["supported", "silent"]);
+    // An open unit the samples state scores what they give it, above the band's ceiling
+    // (0.7: the band never puts an open unit there).
+    assert!(f[1] > 0.7, "the samples state it: {f:?}");
+}
+
+#[test]
+fn a_given_threshold_makes_the_fallback_a_band_with_samples_only_where_the_sources_are_silent() {
+    let d = Daemon::new(
+        &tmpdir("grounded-fallback-band"),
+        "/nonexistent.gguf".into(),
+    );
+    let options = json!({"scorers": ["grounded_fallback"], "sources": SOURCE,
+                         "source_entailment_threshold": 0.7, "source_contradiction_threshold": 0.9});
+    let without = score(&d, FALLBACK_RESPONSE, json!([]), options.clone());
     let f = without.unit_scores("grounded_fallback");
     assert!(f[0] > 0.7, "{f:?}");
     assert!(f[1].is_nan(), "silent and no samples: NULL {f:?}");
-    assert!(
-        without
-            .notes
-            .iter()
-            .any(|n| n.contains("leave 1 of 2 units open")),
-        "{:?}",
-        without.notes
+    assert_eq!(
+        without.notes,
+        [
+            "grounded_fallback: the sources leave 1 of 2 units open and no samples were given, so \
+          their scores are NULL; pass samples to fall back on (or use grounded_entailment)"
+        ]
     );
-    let with = score(
-        &d,
-        response,
-        json!([
-            "Marie Curie owned a cat called Pierre.",
-            "Curie had a cat named Pierre."
-        ]),
-        options,
-    );
+    let with = score(&d, FALLBACK_RESPONSE, cat_samples(), options);
     let g = with.unit_scores("grounded_fallback");
     assert_eq!(g[0], f[0], "the source decided: the samples change nothing");
     assert!(
         g[1] > 0.1 && g[1] <= 0.7 + 1e-9,
         "in the silent band: {g:?}"
     );
-    let by: Vec<&str> = with
-        .scores
-        .iter()
-        .map(|s| s.evidence.as_ref().unwrap().decided_by.as_str())
-        .collect();
-    assert_eq!(by, ["source", "samples"]);
+    assert_eq!(
+        decided_by(&with, "grounded_fallback"),
+        ["source", "samples"]
+    );
+    // One threshold alone is a band too (the other at its default): the same scores.
+    let one = score(
+        &d,
+        FALLBACK_RESPONSE,
+        cat_samples(),
+        json!({"scorers": ["grounded_fallback"], "sources": SOURCE, "source_entailment_threshold": 0.7}),
+    );
+    assert_eq!(one.unit_scores("grounded_fallback"), g);
+    // Entailment threshold 1 leaves the first unit open too: both are placed by the samples
+    // in the band [1 − 0.9, 1].
+    let strict = score(
+        &d,
+        FALLBACK_RESPONSE,
+        cat_samples(),
+        json!({"scorers": ["grounded_fallback"], "sources": SOURCE, "source_entailment_threshold": 1.0}),
+    );
+    let s = strict.unit_scores("grounded_fallback");
+    assert_eq!(
+        decided_by(&strict, "grounded_fallback"),
+        ["samples", "samples"]
+    );
+    assert!(s.iter().all(|x| (0.1..=1.0).contains(x)), "{s:?}");
 }
 
 #[test]
@@ -276,7 +366,10 @@ fn sample_when_open_generates_only_for_rows_the_sources_leave_open() {
           (2, 'Who was Marie Curie?', 'Marie Curie was born in Warsaw. She had a cat called Pierre.', '{SOURCE}');"
     ))
     .unwrap();
+    // The band (thresholds given): the sources decide where they are sure, so only the open
+    // rows need samples.
     let options = json!({"scorers": ["grounded_fallback"], "sources_column": "context", "generate": 3,
+                         "source_entailment_threshold": 0.7, "source_contradiction_threshold": 0.9,
                          "sample_when_open": true, "llm": server.config()});
     let job = uqd::jobs::create::create_job("test", &mut conn, "t", options.as_object().unwrap())
         .unwrap();

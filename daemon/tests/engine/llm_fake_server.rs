@@ -100,6 +100,16 @@ fn responder() -> Arc<common::Responder> {
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .collect();
+            if facts.iter().any(|f| f.contains("Rome")) {
+                // A weak reconstruction: it drops every fact about the Colosseum and moves
+                // the north to the south.
+                let weak: Vec<String> = facts
+                    .iter()
+                    .filter(|f| !f.contains("Colosseum"))
+                    .map(|f| f.replace("north", "south"))
+                    .collect();
+                return (200, weak.join(" "));
+            }
             return (200, format!("  Refined: {}  \n", facts.join(" ")));
         }
         // Generation: the text names the temperature and the choice.
@@ -318,6 +328,10 @@ fn uad_filters_and_reconstructs() {
         r["refined_response"],
         json!(format!("Refined: {} {}", claims[0], claims[1]))
     );
+    assert!(
+        r.get("warnings").is_none(),
+        "the rewrite keeps both claims: {r}"
+    );
     let recon: Vec<Value> = fake
         .seen()
         .into_iter()
@@ -403,6 +417,108 @@ fn uad_filters_and_reconstructs() {
         (Value::Null, Value::Null)
     );
     assert_eq!(r["refined_response"], json!(NO_FACTS));
+}
+
+/// A reconstruction that drops one kept claim and changes another: a warning naming both, and
+/// (option `reconstruction_fallback`, default on) the answer's sentences that hold the kept
+/// claims, as written; without the fallback the (verified) reconstruction and the warning.
+#[test]
+fn uad_warns_when_the_reconstruction_loses_a_kept_claim_and_falls_back() {
+    let (d, fake) = setup("uad-lost");
+    let units = [
+        "Rome is the capital of Italy.",
+        "Rome has ten moons.",
+        "Rome has the Colosseum.",
+        "Milan is in the north of Italy.",
+    ];
+    let text = units.join(" ");
+    let o = json!({"units": units, "scorers": ["entailment"], "llm": fake.config(),
+                   "coverage": "off"});
+    let samples = [
+        "Rome, the capital of Italy, has the Colosseum; Milan lies in the north of Italy.",
+        "Italy's capital Rome is home to the Colosseum, and Milan is in the north of Italy.",
+    ];
+    let uad =
+        |o: &Value| d.ok(&json!({"op": "uad", "response": text, "samples": samples, "options": o}));
+    let r = uad(&o);
+    let kept: Vec<bool> = r["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kept"].as_bool().unwrap())
+        .collect();
+    assert_eq!(kept, [true, false, true, true], "{r}");
+    // Verification removed the changed sentence; the check the other way finds both claims
+    // missing from what is left.
+    assert_eq!(
+        r["removed_sentences"],
+        json!(["Milan is in the south of Italy."]),
+        "{r}"
+    );
+    assert_eq!(
+        r["warnings"],
+        json!([
+            "the reconstruction lost 2 of the 3 kept claims (the reconstructed text does not \
+             entail them with p_e ≥ verify_threshold 0.5): \"Rome has the Colosseum.\", \"Milan \
+             is in the north of Italy.\"; refined_response is the answer's sentences that hold \
+             the kept claims instead (option reconstruction_fallback); a more capable \
+             reconstruction_llm avoids this"
+        ]),
+        "{r}"
+    );
+    assert_eq!(
+        r["refined_response"],
+        json!(
+            "Rome is the capital of Italy. Rome has the Colosseum. Milan is in the north of Italy."
+        ),
+        "the answer's own sentences of the kept claims, without the dropped one"
+    );
+    // Without the fallback: the verified reconstruction, and the warning says so.
+    let mut plain = o.clone();
+    plain["reconstruction_fallback"] = json!(false);
+    let r = uad(&plain);
+    assert_eq!(
+        r["refined_response"],
+        json!("Rome is the capital of Italy.")
+    );
+    let w = r["warnings"][0].as_str().unwrap();
+    assert!(
+        w.contains("lost 2 of the 3 kept claims")
+            && w.ends_with(
+                "refined_response is the reconstruction as written (reconstruction_fallback \
+                 is false); a more capable reconstruction_llm avoids this"
+            ),
+        "{r}"
+    );
+    // Nor verification: the changed claim stays in the text, and is still found lost.
+    plain["verify"] = json!(false);
+    let r = uad(&plain);
+    assert_eq!(
+        r["refined_response"],
+        json!("Rome is the capital of Italy. Milan is in the south of Italy.")
+    );
+    assert!(
+        r["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains(r#"lost 2 of the 3 kept claims"#),
+        "{r}"
+    );
+    // A reconstruction that keeps every kept claim: no warning (the fake LLM wrote the claims
+    // of the other tests, no bundled model).
+    let faithful = json!({"units": ["Rome is the capital of Italy."], "scorers": ["entailment"],
+                          "llm": fake.config()});
+    let r = uad(&faithful);
+    assert_eq!(
+        r["refined_response"],
+        json!("Rome is the capital of Italy.")
+    );
+    assert!(r.get("warnings").is_none(), "{r}");
+    assert_eq!(
+        kinds(&fake).get("reconstruct"),
+        Some(&2),
+        "one reconstruction per kept set, from the cache after"
+    );
 }
 
 /// UAD at an explicit sentence granularity: the LLM-free filter keeps the sentences that pass

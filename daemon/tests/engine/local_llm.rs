@@ -12,6 +12,7 @@ use crate::common;
 
 use common::{local_model, tmpdir, Daemon};
 use serde_json::{json, Value};
+use uq_core::protocol::UAD_BUNDLED_LLM_WARNING;
 
 const QUESTION: &str = "What is the capital of France?";
 
@@ -106,6 +107,13 @@ fn generate_claims_score_uad_with_smollm2() {
     let uad = d.ok(&uad_req);
     eprintln!("uad: {:.1}s {uad}", t.elapsed().as_secs_f64());
     check_uad(&uad, &claims, &scored, &response);
+    // The bundled SmolLM2 wrote the claims: a warning says so (not for given claims, below).
+    let bundled = |r: &Value| {
+        r["warnings"]
+            .as_array()
+            .is_some_and(|w| w.contains(&json!(UAD_BUNDLED_LLM_WARNING)))
+    };
+    assert_eq!(bundled(&uad), !claims.is_empty(), "{uad}");
     uad_opts["units"] = json!(given);
     let given_uad_req =
         json!({"op": "uad", "response": response, "samples": samples, "options": uad_opts});
@@ -115,6 +123,7 @@ fn generate_claims_score_uad_with_smollm2() {
         t.elapsed().as_secs_f64()
     );
     check_uad(&given_uad, &given, &given_scored, &response);
+    assert!(!bundled(&given_uad), "{given_uad}");
 
     // The same requests again: answered from the completion cache, identically.
     let t2 = std::time::Instant::now();

@@ -5,6 +5,7 @@
 
 mod bench_load;
 mod bench_stress;
+mod bench_suite;
 mod common;
 mod graph;
 mod grounded;

@@ -2,7 +2,8 @@
 //! same answers with m = 3 and m = 5, one unlabelled sentence-level run, a hostile scorer name
 //! and prompt), runs the real `uqd report`, and checks the files, the SVGs' structure, the
 //! metric numbers (recomputed here with uq_core::metrics), the escaping, and, when a headless
-//! Chromium is on PATH, that the page renders to a non-blank screenshot.
+//! Chromium is on PATH (`uq_browser` finds it and says which), that the page renders to a
+//! non-blank screenshot.
 //!
 //! `UQ_REQUIRE_BROWSER=1` (CI) makes a missing Chromium or an undecodable screenshot a failure.
 //! `UQ_REPORT_SCREENSHOT=FILE` copies the screenshot to FILE (docs/report-screenshot.png) and
@@ -10,8 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 use rusqlite::{params, Connection};
 use uq_core::aggregate::{aggregate, Aggregation};
@@ -348,6 +348,20 @@ fn report_of_two_runs_matches_independent_metrics_and_renders() {
     );
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
 
+    // The highlighted answers' colour key appears once per table (run and granularity), under
+    // its first answer, not under every answer.
+    let tables = html.matches("<table class=\"highlighted\">").count();
+    let answers = html.matches("<td class=\"answer\">").count();
+    assert!(
+        tables > 0 && answers > tables,
+        "{tables} tables, {answers} answers"
+    );
+    assert_eq!(
+        html.matches("class=\"uq-legend\"").count(),
+        tables,
+        "{html}"
+    );
+
     // Every referenced figure exists and parses; every SVG written is referenced.
     let mut referenced = Vec::new();
     for (i, _) in html.match_indices("<img src=\"") {
@@ -508,63 +522,37 @@ fn tick(v: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// Renders the page with a headless Chromium, when one is on PATH, and checks the screenshot
-/// is not blank.
+/// Renders the page with a headless Chromium (`uq_browser`), when one is on PATH, and checks the
+/// screenshot is not blank.
 fn render(index: &Path, dir: &Path) {
-    let Some(browser) = [
-        "chromium-headless-shell",
-        "chromium",
-        "chromium-browser",
-        "google-chrome",
-    ]
-    .iter()
-    .find_map(|b| which(b)) else {
-        let msg = "no chromium-headless-shell or chromium on PATH (apt-get install chromium-headless-shell)";
-        assert!(!require_browser(), "UQ_REQUIRE_BROWSER=1 and {msg}");
-        eprintln!("SKIP render check: {msg}");
+    let Some(browser) = uq_browser::find_or_skip("render check") else {
         return;
     };
     let png = dir.join("report.png");
-    let mut child = Command::new(&browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--disable-dev-shm-usage",
-            "--window-size=1200,3000",
-        ])
-        .arg(format!("--screenshot={}", png.display()))
-        .arg(format!("file://{}", index.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!(
-                "{} did not finish the screenshot in 120 s",
-                browser.display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    browser.run(
+        &dir.join("chromium-profile"),
+        &[
+            "--window-size=1200,3000".to_string(),
+            format!("--screenshot={}", png.display()),
+        ],
+        &format!("file://{}", index.display()),
+    );
     let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
     assert!(
         size > 30_000,
-        "screenshot {} is {size} bytes: blank page?",
-        png.display()
+        "screenshot {} by {} is {size} bytes: blank page?",
+        png.display(),
+        browser.name
     );
     let frac = non_white_fraction(&png);
     assert!(
-        frac.is_some() || !require_browser(),
+        frac.is_some() || !uq_browser::required(),
         "UQ_REQUIRE_BROWSER=1 and the screenshot's pixels could not be checked (python3 could not decode the PNG)"
     );
     if let Some(frac) = frac {
         eprintln!(
-            "render: {} bytes, {:.1}% non-white pixels",
+            "render ({}): {} bytes, {:.1}% non-white pixels",
+            browser.name,
             size,
             frac * 100.0
         );
@@ -577,20 +565,6 @@ fn render(index: &Path, dir: &Path) {
     if let Ok(keep) = std::env::var("UQ_REPORT_SCREENSHOT") {
         std::fs::copy(&png, &keep).unwrap();
     }
-}
-
-/// `UQ_REQUIRE_BROWSER=1` (set by .ci/run): a missing Chromium or an undecodable screenshot
-/// fails the render check instead of skipping it.
-fn require_browser() -> bool {
-    std::env::var("UQ_REQUIRE_BROWSER").as_deref() == Ok("1")
-}
-
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|d| Path::new(d).join(name))
-        .find(|p| p.is_file())
 }
 
 /// Share of pixels that are not (near) white, decoding the PNG with python3's zlib (no PNG

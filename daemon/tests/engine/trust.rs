@@ -245,6 +245,20 @@ fn uad_verifies_its_reconstruction() {
         !r["refined_response"].as_str().unwrap().contains("dentists"),
         "{r}"
     );
+    // What verification left does not state the year: the fallback tells the kept claims by
+    // the answer's sentences, without the dropped Vienna sentence (which holds the year).
+    assert_eq!(
+        r["refined_response"],
+        json!("Marie Curie was a physicist. Marie Curie was born in 1867."),
+        "{r}"
+    );
+    assert!(
+        r["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("lost 1 of the 2 kept claims"),
+        "{r}"
+    );
     // The reconstruction prompt got the kept units only.
     let recon: Vec<String> = llm
         .seen()
@@ -254,11 +268,13 @@ fn uad_verifies_its_reconstruction() {
         .collect();
     assert!(recon.iter().all(|u| !u.contains("Vienna")), "{recon:?}");
 
-    // verify: false is the paper's plain reconstruction: the invented sentence stays.
-    let r = uad(json!({"verify": false}));
+    // verify and reconstruction_fallback false are the paper's plain reconstruction: the
+    // invented sentence stays (the warning about the lost year too).
+    let r = uad(json!({"verify": false, "reconstruction_fallback": false}));
     assert_eq!(r["verified"], json!(false));
     assert_eq!(r["removed_sentences"], json!([]));
     assert!(r["refined_response"].as_str().unwrap().contains("dentists"));
+    assert_eq!(r["warnings"].as_array().map(Vec::len), Some(1), "{r}");
 }
 
 #[test]

@@ -60,13 +60,26 @@ const MAX_ATTEMPTS: u32 = 3;
 /// One daemon connection shared by the functions of one SQLite connection.
 pub struct Client {
     conn: Mutex<Option<Conn>>,
+    /// The warnings this connection has shown on stderr (each once per connection).
+    shown: Mutex<Vec<String>>,
 }
 
 impl Client {
     pub fn new() -> Self {
         Client {
             conn: Mutex::new(None),
+            shown: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Whether `warning` is new to this connection; it is recorded as shown.
+    pub fn first_time(&self, warning: &str) -> bool {
+        let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+        if shown.iter().any(|w| w == warning) {
+            return false;
+        }
+        shown.push(warning.to_string());
+        true
     }
 
     /// `nli` op for one pair.
@@ -280,4 +293,18 @@ fn connect_or_start(path: &Path) -> Result<Conn, String> {
                 path.display()
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Client;
+
+    #[test]
+    fn a_warning_is_new_once_per_connection() {
+        let (a, b) = (Client::new(), Client::new());
+        assert!(a.first_time("w"));
+        assert!(!a.first_time("w"), "shown already on this connection");
+        assert!(a.first_time("v"), "another warning");
+        assert!(b.first_time("w"), "another connection");
+    }
 }

@@ -1,6 +1,7 @@
 //! `uad_claims(response, samples_json[, options_json])` table: the claims of uncertainty-aware
 //! decoding (uad.rs) and their fate, with each claim's place in the response (`start`, `end`,
-//! `alignment`: `uq_core::decompose::spans`).
+//! `alignment`: `uq_core::decompose::spans`) and the run's `warnings` (a JSON array: kept
+//! claims the reconstruction lost, claims by the bundled SmolLM2).
 
 use std::ffi::CStr;
 
@@ -21,8 +22,8 @@ impl TableFn for UadClaims {
     const SCHEMA: &'static CStr = c"CREATE TABLE x(idx INTEGER, claim TEXT, score REAL, \
         kept INTEGER, threshold REAL, pre_confidence REAL, post_confidence REAL, \
         refined_response TEXT, origin TEXT, verified INTEGER, removed_sentences TEXT, \
-        calibrated REAL, start INTEGER, end INTEGER, alignment REAL, response HIDDEN, samples_json HIDDEN, options_json HIDDEN)";
-    const N_OUT: usize = 15;
+        calibrated REAL, start INTEGER, end INTEGER, alignment REAL, warnings TEXT, response HIDDEN, samples_json HIDDEN, options_json HIDDEN)";
+    const N_OUT: usize = 16;
     const N_ARGS: usize = 3;
     const N_REQUIRED: usize = 2;
     const MISSING_ARGS: &'static str = "pass the arguments, e.g. \
@@ -43,6 +44,8 @@ impl TableFn for UadClaims {
         let spans = unit_spans(&response, &texts);
         let removed = serde_json::to_string(&r.removed_sentences)
             .map_err(|e| format!("{}: {e}", Self::NAME))?;
+        let warnings =
+            serde_json::to_string(&r.warnings).map_err(|e| format!("{}: {e}", Self::NAME))?;
         Ok(r.claims
             .into_iter()
             .zip(spans)
@@ -62,6 +65,7 @@ impl TableFn for UadClaims {
                     real(c.calibrated),
                 ];
                 row.extend(span_values(span));
+                row.push(Value::Text(warnings.clone()));
                 row
             })
             .collect())

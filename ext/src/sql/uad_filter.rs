@@ -4,7 +4,7 @@
 use rusqlite::functions::Context;
 use rusqlite::types::Value;
 
-use super::uad::uad;
+use super::uad::{show_warnings, uad};
 use crate::args;
 use crate::client::Client;
 use crate::glue::sql_err;
@@ -12,7 +12,9 @@ use crate::options::{AnswerArgs, SamplesFor};
 
 /// `uad_filter(response, samples_json[, options_json])` → the refined answer: the claims that
 /// reach the threshold, rewritten by the reconstruction LLM and verified against them (the
-/// response itself when none is kept, or when it is blank).
+/// response itself when none is kept, or when it is blank; the answer's sentences that hold the
+/// kept claims when the rewrite lost one); at sentence granularity the kept sentences as
+/// written. Claims by the bundled SmolLM2 are a warning on stderr, once per connection.
 pub fn uad_filter(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value> {
     const F: &str = "uad_filter";
     // SAFETY: a non-owning handle on the connection running this function, used here only.
@@ -21,6 +23,7 @@ pub fn uad_filter(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value>
     if !a.has_units() {
         return Ok(Value::Text(a.response));
     }
-    let refined = uad(client, F, a).map_err(sql_err)?.refined_response;
-    Ok(Value::Text(refined))
+    let r = uad(client, F, a).map_err(sql_err)?;
+    show_warnings(client, F, &r);
+    Ok(Value::Text(r.refined_response))
 }

@@ -303,7 +303,7 @@ impl RefitCalibration {
             }
         }
         let mut c = prior
-            .refit(&r.scores, &r.labels, "prior_model", "score")
+            .refit(&r.scores, &r.labels, None, "prior_model", "score")
             .map_err(|e| format!("{REFIT}: {e}{skipped}"))?;
         let mut notes = Vec::new();
         if let (Some(then), Some(now)) = (&prior.fitted_on, &now) {

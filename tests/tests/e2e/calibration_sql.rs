@@ -95,8 +95,9 @@ conn.enable_load_extension(True)
 conn.load_extension(EXT)
 platt_model = json.dumps({{"method": "platt", "a": {a}, "b": {b}}})
 iso_model = json.dumps({{"method": "isotonic", "x": {xs:?}, "y": {ys:?}}})
+# The fake reconstruction ("reply N") states no kept claim: returned as written.
 common = {{"granularity": "claim", "units_column": "claims", "labels_column": "labels",
-          "uad": True, "threshold": 0.5, "verify": False,
+          "uad": True, "threshold": 0.5, "verify": False, "reconstruction_fallback": False,
           "reconstruction_llm": json.loads({rebuild:?})}}
 opts1 = dict(common, scorers=["entailment", "noncontradiction"],
              calibration={{"entailment": json.loads(platt_model)}})
@@ -470,7 +471,7 @@ samples = json.dumps({samples:?})
 a, b = -6.0, 3.0
 platt_model = {{"method": "platt", "a": a, "b": b}}
 weights = {{"entailment": 1, "noncontradiction": 3}}
-base = {{"granularity": "claim", "units": {claims:?}, "verify": False,
+base = {{"granularity": "claim", "units": {claims:?}, "verify": False, "reconstruction_fallback": False,
         "reconstruction_llm": json.loads({rebuild:?})}}
 o_unit = dict(base, scorers=["entailment", "ensemble"], ensemble_weights=weights,
               calibration={{"entailment": platt_model}})

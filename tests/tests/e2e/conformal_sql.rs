@@ -140,8 +140,8 @@ fn uad_filters_at_the_conformal_threshold_and_says_so() {
         r#"
 response = ' '.join({claims:?})
 samples = json.dumps({samples:?})
-base = {{"granularity": "claim", "units": {claims:?}, "verify": False, "scorers": ["entailment"],
-        "reconstruction_llm": json.loads({rebuild:?})}}
+base = {{"granularity": "claim", "units": {claims:?}, "verify": False, "reconstruction_fallback": False,
+        "scorers": ["entailment"], "reconstruction_llm": json.loads({rebuild:?})}}
 scores = [r[0] for r in conn.execute("SELECT score FROM uad_claims(?, ?, ?) ORDER BY idx",
                                      (response, samples, json.dumps(base)))]
 # A model whose threshold lies between the scores: the middle of the two lowest distinct ones.
@@ -201,7 +201,8 @@ print(json.dumps(dict(problems=problems, kept=[r[2] for r in rows], refined=refi
 
 /// The loop in a job: a first job scores labelled answers, `uq_fit_conformal` fits on its
 /// stored unit scores and labels (`uq_scored_units`), a second job with `uad` and option
-/// `conformal` filters every answer at the model's threshold (`uq_uad.threshold`, `n_kept`).
+/// `conformal` filters every answer at the model's threshold (`uq_uad.threshold`, `n_kept`); the
+/// fake reconstruction loses the kept claims, which `uq_uad.warnings` records.
 #[test]
 fn jobs_fit_on_stored_labels_and_filter_at_the_conformal_threshold() {
     let sb = Sandbox::new("conformal-jobs");
@@ -246,8 +247,15 @@ for (aid, thr, n_kept) in conn.execute("SELECT u.answer_id, u.threshold, u.n_kep
     if thr != m["threshold"] or n_kept != sum(1 for s in scores if s >= thr):
         problems.append((aid, thr, n_kept, scores))
 n_uad = conn.execute("SELECT count(*) FROM uq_uad u JOIN uq_answer a USING (answer_id) WHERE a.run_id = ?", (r2,)).fetchone()[0]
+# the fake reconstruction states none of the kept claims: each answer that kept one stores the
+# warning (uq_uad.warnings, migration 8) and falls back to the answer's own text
+for (n_kept, warnings, refined) in conn.execute("SELECT u.n_kept, u.warnings, u.refined_response FROM uq_uad u JOIN uq_answer a USING (answer_id) WHERE a.run_id = ?", (r2,)).fetchall():
+    lost = n_kept > 0 and warnings is not None and any(w.startswith("the reconstruction lost") for w in json.loads(warnings))
+    if lost != (n_kept > 0):
+        problems.append(("warnings", n_kept, warnings, refined))
+n_warned = conn.execute("SELECT count(*) FROM uq_uad u JOIN uq_answer a USING (answer_id) WHERE a.run_id = ? AND u.warnings IS NOT NULL", (r2,)).fetchone()[0]
 message = conn.execute("SELECT message FROM uq_job WHERE job_id = ?", (j2,)).fetchone()[0]
-print(json.dumps(dict(status=[s1, s2], model=m, problems=problems, n_uad=n_uad, message=message)))
+print(json.dumps(dict(status=[s1, s2], model=m, problems=problems, n_uad=n_uad, n_warned=n_warned, message=message)))
 "#,
         samples = SAMPLES.to_vec(),
     );
@@ -263,6 +271,7 @@ print(json.dumps(dict(status=[s1, s2], model=m, problems=problems, n_uad=n_uad, 
         "{v}"
     );
     assert_eq!(v["n_uad"], 6, "{v}");
+    assert!(v["n_warned"].as_u64().unwrap() > 0, "{v}");
     assert_eq!(v["problems"], serde_json::json!([]), "{v}");
     // The job's message says which guarantee its UAD threshold carries.
     let message = v["message"].as_str().unwrap_or_default();

@@ -1223,6 +1223,10 @@ fn grounded_checking_arguments() {
             "uq_score_table: sample_when_open without generate",
             r#"SELECT uq_score_table('rag', '{"scorers":["grounded_fallback"],"sources_column":"context","sample_when_open":true}');"#.into(),
         ),
+        (
+            "uq_score_table: sample_when_open without grounded_fallback's band",
+            r#"SELECT uq_score_table('rag', '{"scorers":["grounded_fallback"],"sources_column":"context","sample_when_open":true,"generate":3}');"#.into(),
+        ),
     ];
     for (title, sql) in &cases {
         sql_case(&mut g, &sb, &db, title, sql);
@@ -1305,6 +1309,84 @@ fn highlight_arguments() {
     case(
         "aggregate: unit NULL",
         format!("{rows} SELECT uq_highlight({r}, NULL, score, scorer) FROM u;"),
+    );
+    g.check();
+}
+
+/// The `uq_debug()` line of the last call's notes, cut out in SQL.
+const DEBUG_NOTES: &str =
+    "WITH d(t) AS (SELECT substr(uq_debug(), instr(uq_debug(), 'last score notes: '))) \
+    SELECT substr(t, 1, instr(t, char(10)) - 1) FROM d;";
+
+/// What UAD warns of, and the errors of its option: a reconstruction (the fake server's, which
+/// states the first of two kept claims only) that loses a kept claim, with and without the
+/// fallback, in `uad_claims`' column `warnings` and `uq_debug()`; claims written by the bundled
+/// SmolLM2 (the real one), on stderr once per connection.
+#[test]
+fn uad_warnings() {
+    let fake = FakeOpenAi::with_handler(|_| Reply::Text("Rome is the capital of Italy.".into()));
+    let sb = Sandbox::new("errors-uad");
+    let mut g = golden(
+        "uad.txt",
+        "UAD's warnings (a reconstruction that loses a kept claim; claims by the bundled SmolLM2) and its options' errors.",
+        &[&sb],
+    );
+    g.replace(format!("127.0.0.1:{}", fake.port()), "127.0.0.1:$PORT");
+    sql_case(
+        &mut g,
+        &sb,
+        ":memory:",
+        "uad_filter: reconstruction_fallback not a boolean",
+        r#"SELECT uad_filter('A b.', '["C d."]', '{"reconstruction_fallback":"no"}');"#,
+    );
+    let register = format!(
+        "INSERT INTO temp.uq_llms VALUES ('rebuilder', '{{\"backend\":\"openai\",\"base_url\":\"{}\",\
+         \"model\":\"rebuilder\",\"api_key_env\":null,\"max_retries\":0}}');",
+        fake.base_url
+    );
+    let uad_args = |extra: &str| {
+        format!(
+            "'Rome is the capital of Italy. Rome has ten moons. Rome has the Colosseum.', \
+             '[\"Rome, the capital of Italy, has the Colosseum.\"]', \
+             '{{\"units\":[\"Rome is the capital of Italy.\",\"Rome has ten moons.\",\"Rome has the Colosseum.\"],\
+             \"scorers\":[\"entailment\"],\"reconstruction_llm\":\"rebuilder\"{extra}}}'"
+        )
+    };
+    for (title, extra) in [
+        ("a reconstruction that loses a kept claim", ""),
+        (
+            "a reconstruction that loses a kept claim, without the fallback",
+            ",\"reconstruction_fallback\":false",
+        ),
+    ] {
+        let args = uad_args(extra);
+        let sql = format!(
+            "{register}\n\
+             SELECT DISTINCT refined_response, warnings FROM uad_claims({args});\n\
+             SELECT uad_filter({args});\n\
+             {DEBUG_NOTES}"
+        );
+        let out = sb.sqlite(&sql);
+        assert!(
+            String::from_utf8_lossy(&out.stderr).is_empty(),
+            "only the bundled SmolLM2's warning goes to stderr: {out:?}"
+        );
+        g.add(title, &sql, "output", &stdout_ok(&out, &sql));
+    }
+    // The bundled SmolLM2 decomposes the demo's answer (examples/demo.sql): the warning once
+    // on this connection, not at each call.
+    let call = "SELECT length(uad_filter('Marie Curie was a physicist and chemist. She won the \
+        Nobel Prize in Physics in 1903. She was born in Vienna in 1867.', '[\"Marie Curie was a \
+        physicist and chemist born in Warsaw in 1867. She won the Nobel Prize in Physics in \
+        1903.\"]')) > 0;";
+    let sql = &format!("{call}\n{call}");
+    let out = sb.sqlite(sql);
+    assert_eq!(stdout_ok(&out, sql), "1\n1", "{out:?}");
+    g.add(
+        "uad_filter: claims by the bundled SmolLM2, on stderr once per connection",
+        sql,
+        "stderr (the queries succeed)",
+        &String::from_utf8_lossy(&out.stderr),
     );
     g.check();
 }

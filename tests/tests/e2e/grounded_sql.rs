@@ -590,49 +590,81 @@ fn uq_fts_query_quotes_every_word() {
     assert_eq!(out, r#""discovered" OR "radium"|"discovered" OR "radium""#);
 }
 
-/// Sources silent on the second claim.
-const FALLBACK_OPTIONS: &str = r#"{"units":["Albert Einstein was born in Ulm.","Albert Einstein liked zebras."],"uad_scorer":"grounded_fallback","sources":"Albert Einstein was born in Ulm in 1879."}"#;
+/// Sources silent on the second claim; the band given (the thresholds at their defaults), so
+/// the sources decide the first alone.
+const FALLBACK_OPTIONS: &str = r#"{"units":["Albert Einstein was born in Ulm.","Albert Einstein liked zebras."],"uad_scorer":"grounded_fallback","sources":"Albert Einstein was born in Ulm in 1879.","source_entailment_threshold":0.7,"source_contradiction_threshold":0.9}"#;
+/// The same without thresholds: `grounded_fallback`'s default, max(source p_e, samples).
+const FALLBACK_DEFAULT_OPTIONS: &str = r#"{"units":["Albert Einstein was born in Ulm.","Albert Einstein liked zebras."],"uad_scorer":"grounded_fallback","sources":"Albert Einstein was born in Ulm in 1879."}"#;
 const FALLBACK_RESPONSE: &str = "Albert Einstein was born in Ulm. He liked zebras.";
+const EINSTEIN: &str = "Albert Einstein was born in Ulm in 1879.";
+/// `grounded_fallback`'s note without samples, by default.
+const DEFAULT_NOTE: &str = "grounded_fallback: no samples were given, so its scores are NULL; pass samples (or set source_entailment_threshold / source_contradiction_threshold to let the sources decide alone where they are sure, or use grounded_entailment)";
+
+fn einstein_samples() -> String {
+    json_lit(&[
+        "Albert Einstein was born in Ulm in Germany. He liked zebras.",
+        "Einstein, born in Ulm, liked zebras and sailing.",
+    ])
+}
 
 #[test]
 fn grounded_fallback_is_null_without_samples_and_a_number_with_them() {
     let sb = Sandbox::new("grounded-fallback");
-    let samples = json_lit(&[
-        "Albert Einstein was born in Ulm in Germany. He liked zebras.",
-        "Einstein, born in Ulm, liked zebras and sailing.",
-    ]);
-    let rc = |samples: &str| {
+    let samples = einstein_samples();
+    let rc = |unit: &str, samples: &str, band: &str| {
         format!(
-            "SELECT coalesce(response_confidence('Albert Einstein liked zebras.', {samples}, \
-               '{{\"scorers\":[\"grounded_fallback\"],\"sources\":\"Albert Einstein was born in Ulm in 1879.\"}}'), 'NULL');"
+            "SELECT coalesce(response_confidence({}, {samples}, \
+               '{{\"scorers\":[\"grounded_fallback\"],\"sources\":\"{EINSTEIN}\"{band}}}'), 'NULL');",
+            lit(unit),
         )
     };
-    let out = sb.sqlite_ok(&format!("{}\nSELECT uq_debug();", rc("NULL")));
+    let band = r#","source_entailment_threshold":0.7,"source_contradiction_threshold":0.9"#;
+    let zebras = "Albert Einstein liked zebras.";
+    let ulm = "Albert Einstein was born in Ulm.";
+    // By default: NULL without samples, even where the sources speak, and a note naming the
+    // fix.
+    let out = sb.sqlite_ok(&format!("{}\nSELECT uq_debug();", rc(zebras, "NULL", "")));
+    assert!(out.starts_with("NULL\n"), "{out}");
+    assert_eq!(
+        notes_line(&out),
+        format!("last score notes: {DEFAULT_NOTE}")
+    );
+    assert_eq!(sb.sqlite_ok(&rc(zebras, "'[]'", "")), "NULL");
+    assert_eq!(sb.sqlite_ok(&rc(ulm, "NULL", "")), "NULL");
+    let with: f64 = sb
+        .sqlite_ok(&rc(zebras, &samples, ""))
+        .parse()
+        .expect("a number");
+    assert!((0.0..=1.0).contains(&with), "{with}");
+    // With the band: the open unit is NULL without samples (its own note), the sources decide
+    // where they speak, samples or not.
+    let out = sb.sqlite_ok(&format!("{}\nSELECT uq_debug();", rc(zebras, "NULL", band)));
     assert!(out.starts_with("NULL\n"), "{out}");
     assert_eq!(
         notes_line(&out),
         "last score notes: grounded_fallback: the sources leave 1 of 1 units open and no samples were given, so their scores are NULL; pass samples to fall back on (or use grounded_entailment)"
     );
-    let out = sb.sqlite_ok(&rc("'[]'"));
-    assert_eq!(out, "NULL");
-    let with: f64 = sb.sqlite_ok(&rc(&samples)).parse().expect("a number");
-    assert!((0.0..=1.0).contains(&with), "{with}");
-    // The sources decide where they speak, samples or not.
-    let out = sb.sqlite_ok(
-        "SELECT response_confidence('Albert Einstein was born in Ulm.', NULL, \
-           '{\"scorers\":[\"grounded_fallback\"],\"sources\":\"Albert Einstein was born in Ulm in 1879.\"}') > 0.5;",
-    );
-    assert_eq!(out, "1");
+    let decided: f64 = sb
+        .sqlite_ok(&rc(ulm, "NULL", band))
+        .parse()
+        .expect("a number");
+    assert!(decided > 0.7, "{decided}");
+    let banded: f64 = sb
+        .sqlite_ok(&rc(zebras, &samples, band))
+        .parse()
+        .expect("a number");
+    assert!((0.1..=0.7 + 1e-9).contains(&banded), "{banded}");
 
-    // UAD filters the claims by grounded_fallback: the open one is NULL without samples.
-    let claims = |samples: &str| {
+    // UAD filters the claims by grounded_fallback. With the band the open one is NULL without
+    // samples, the decided one kept.
+    let claims = |samples: &str, options: &str| {
         sb.sqlite_ok(&format!(
             "SELECT idx || '|' || coalesce(score, 'NULL') || '|' || kept FROM uad_claims({}, {samples}, {}) ORDER BY idx;",
             lit(FALLBACK_RESPONSE),
-            lit(FALLBACK_OPTIONS)
+            lit(options)
         ))
     };
-    let out = claims("NULL");
+    let out = claims("NULL", FALLBACK_OPTIONS);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert!(
@@ -640,15 +672,23 @@ fn grounded_fallback_is_null_without_samples_and_a_number_with_them() {
         "kept, decided by the source: {out}"
     );
     assert_eq!(lines[1], "1|NULL|0", "{out}");
-    let out = claims(&samples);
-    let lines: Vec<&str> = out.lines().collect();
-    let open: f64 = lines[1]
-        .split('|')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|_| panic!("{out}"));
-    assert!((0.0..=1.0).contains(&open), "{out}");
+    // By default both are NULL without samples.
+    let out = claims("NULL", FALLBACK_DEFAULT_OPTIONS);
+    assert_eq!(out, "0|NULL|0\n1|NULL|0", "{out}");
+    for options in [FALLBACK_OPTIONS, FALLBACK_DEFAULT_OPTIONS] {
+        let out = claims(&samples, options);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        for l in &lines {
+            let x: f64 = l
+                .split('|')
+                .nth(1)
+                .unwrap()
+                .parse()
+                .unwrap_or_else(|_| panic!("{out}"));
+            assert!((0.0..=1.0).contains(&x), "{out}");
+        }
+    }
     for samples in ["NULL", &samples] {
         let refined = sb.sqlite_ok(&format!(
             "SELECT uad_filter({}, {samples}, {});",
@@ -669,6 +709,76 @@ fn grounded_fallback_is_null_without_samples_and_a_number_with_them() {
     );
 }
 
+/// By default each unit's `grounded_fallback` is the larger of `grounded_entailment` and the
+/// samples' `entailment`, whatever the sources' verdict; with the thresholds given, a unit
+/// the sources decide keeps their score and an open one is placed in the band.
+#[test]
+fn grounded_fallback_is_the_larger_of_source_and_samples_unless_thresholds_are_given() {
+    let sb = Sandbox::new("grounded-fallback-max");
+    let response = "Albert Einstein was born in Ulm. Albert Einstein liked zebras. Albert Einstein was born in Paris.";
+    let samples = einstein_samples();
+    let scorers = ["grounded_entailment", "entailment", "grounded_fallback"];
+    let rows = unit_rows(
+        &sb,
+        "",
+        response,
+        &samples,
+        &json!({"scorers": scorers, "sources": EINSTEIN}),
+        "NULL",
+    );
+    let mut by = Vec::new();
+    for u in 0..3 {
+        let (g, e) = (
+            score(row(&rows, u, "grounded_entailment")),
+            score(row(&rows, u, "entailment")),
+        );
+        let f = row(&rows, u, "grounded_fallback");
+        assert!((score(f) - g.max(e)).abs() < 1e-9, "unit {u}: {g} {e} {f}");
+        let ev = &f["evidence"];
+        assert_eq!(
+            ev["decided_by"],
+            if g >= e { "source" } else { "samples" },
+            "{f}"
+        );
+        // The verdict is the sources' at the default thresholds, as grounded_entailment's.
+        assert_eq!(
+            ev["verdict"],
+            row(&rows, u, "grounded_entailment")["evidence"]["verdict"],
+            "{f}"
+        );
+        by.push(ev["decided_by"].as_str().unwrap_or_default().to_string());
+    }
+    // The source states the first unit; only the samples the second.
+    assert_eq!(by[..2], ["source", "samples"], "{rows:#?}");
+    // The band at the same thresholds scores the decided units by the sources alone: the
+    // contradicted one (Paris) at most 1 − 0.9, the supported one its p_e.
+    let banded = unit_rows(
+        &sb,
+        "",
+        response,
+        &samples,
+        &json!({"scorers": scorers, "sources": EINSTEIN,
+                "source_entailment_threshold": 0.7, "source_contradiction_threshold": 0.9}),
+        "NULL",
+    );
+    let verdict = |u: u64| row(&banded, u, "grounded_fallback")["evidence"]["verdict"].clone();
+    for u in 0..3 {
+        let f = score(row(&banded, u, "grounded_fallback"));
+        let g = score(row(&banded, u, "grounded_entailment"));
+        let e = score(row(&banded, u, "entailment"));
+        match verdict(u).as_str() {
+            Some("supported") => assert_eq!(f, g, "unit {u}"),
+            Some("contradicted") => assert!(f <= 0.1 + 1e-9, "unit {u}: {f}"),
+            _ => assert!(
+                (f - (0.1 + 0.6 * g.max(e))).abs() < 1e-9,
+                "unit {u}: {f} {g} {e}"
+            ),
+        }
+    }
+    assert_eq!(verdict(0), "supported", "{banded:#?}");
+    assert_eq!(verdict(1), "silent", "{banded:#?}");
+}
+
 /// The note of `grounded_fallback`'s NULL scores reaches `uq_debug()` from UAD too.
 #[test]
 fn uad_without_samples_notes_the_open_claims() {
@@ -685,4 +795,11 @@ fn uad_without_samples_notes_the_open_claims() {
         ),
         "{out}"
     );
+    let out = sb.sqlite_ok(&format!(
+        "SELECT count(*) FROM uad_claims({}, NULL, {});\nSELECT uq_debug();",
+        lit(FALLBACK_RESPONSE),
+        lit(FALLBACK_DEFAULT_OPTIONS)
+    ));
+    assert!(out.starts_with("2\n"), "{out}");
+    assert!(notes_line(&out).contains(DEFAULT_NOTE), "{out}");
 }

@@ -374,3 +374,62 @@ fn claim_alignment_agrees_with_hand_marked_spans_on_factscore() {
     assert!(v["overlap"].as_f64().unwrap() >= 0.95, "{v}");
     assert!(v["placed"].as_f64().unwrap() >= 0.95, "{v}");
 }
+
+/// Option `legend`: the scalar form puts it under every answer; the aggregate form under the
+/// first answer of the query only, however the groups are formed (two calls in one query: each
+/// its own; a correlated subquery: once), and again on each run of a prepared statement
+/// (Python's sqlite3 reuses its cached statements).
+#[test]
+fn the_aggregate_puts_the_legend_under_its_first_answer_only() {
+    let sb = Sandbox::new("hl-legend");
+    let rows = "CREATE TABLE u(aid, answer, unit, score, scorer); INSERT INTO u VALUES \
+        (1, 'A b. C d.', 'A b.', 0.9, 'e'), (1, 'A b. C d.', 'C d.', 0.1, 'e'), \
+        (2, 'E f.', 'E f.', 0.4, 'e'), (3, 'G h.', 'G h.', 0.6, 'e');";
+    let legend = r#"'{"legend":true}'"#;
+    let has = "(instr(h, 'uq-legend') > 0)";
+    let out = sb.sqlite_ok(&format!(
+        "{rows}
+         SELECT aid, {has} FROM (SELECT aid, uq_highlight(answer, unit, score, scorer, {legend}) AS h
+           FROM u GROUP BY aid ORDER BY aid);
+         SELECT group_concat(aid || ':' || {has}, ' ') FROM (SELECT aid, uq_highlight(answer,
+           json_group_array(json_object('unit', unit, 'score', score)), {legend}) AS h
+           FROM u GROUP BY aid ORDER BY aid);
+         SELECT group_concat(aid || ':' || {has} || (instr(k, 'uq-legend') > 0), ' ') FROM (SELECT aid,
+           uq_highlight(answer, unit, score, scorer, {legend}) AS h,
+           uq_highlight(answer, unit, score, scorer, '{{\"legend\":true,\"doubtful\":0.7}}') AS k
+           FROM u GROUP BY aid ORDER BY aid);
+         SELECT group_concat(aid || ':' || {has}, ' ') FROM (SELECT a.aid, (SELECT uq_highlight(
+           answer, unit, score, scorer, {legend}) FROM u WHERE u.aid = a.aid) AS h
+           FROM (SELECT DISTINCT aid FROM u ORDER BY aid) a);
+         SELECT group_concat(aid || ':' || {has}, ' ') FROM (SELECT aid, uq_highlight(answer, unit,
+           score, scorer) AS h FROM u GROUP BY aid ORDER BY aid);
+         SELECT (SELECT uq_highlight(answer, unit, score, scorer, {legend}) FROM u WHERE aid = 1)
+           = uq_highlight('A b. C d.', '[{{\"unit\":\"A b.\",\"score\":0.9,\"scorer\":\"e\"}},
+               {{\"unit\":\"C d.\",\"score\":0.1,\"scorer\":\"e\"}}]', {legend});"
+    ));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "1|1",
+            "2|0",
+            "3|0",
+            "1:1 2:1 3:1",
+            "1:11 2:00 3:00",
+            "1:1 2:0 3:0",
+            "1:0 2:0 3:0",
+            "1",
+        ],
+        "aggregate; scalar; two aggregate calls; a correlated subquery; no legend; the \
+         aggregate's first answer as the scalar form writes it"
+    );
+    // A prepared statement run again, and a new one: the legend once in each run.
+    let out = sb.python_ok(&format!(
+        r#"
+conn.executescript("""{rows}""")
+q = "SELECT group_concat({has}, '') FROM (SELECT uq_highlight(answer, unit, score, scorer, ?) AS h FROM u GROUP BY aid ORDER BY aid)"
+print([conn.execute(q, ('{{"legend":true}}',)).fetchone()[0] for _ in range(3)])
+"#
+    ));
+    assert_eq!(out, "['100', '100', '100']");
+}

@@ -379,7 +379,9 @@ fn uad_claims_keeps_tied_claims_at_every_percentile() {
     for q in [0, 10, 50, 90, 100] {
         let options = lit(
             &json!({"scorers": ["entailment"], "units": [tied, tied, tied, other],
-                                  "threshold_percentile": q, "reconstruction_llm": "rebuilder"})
+                    "threshold_percentile": q, "reconstruction_llm": "rebuilder",
+                    // FAKE_ANSWER does not state the tied claim: returned as written.
+                    "reconstruction_fallback": false})
             .to_string(),
         );
         let out = sb.sqlite_ok(&format!(
@@ -470,5 +472,51 @@ fn a_registered_llm_fails_over_across_its_replicas() {
         fake.hits("pooled"),
         prompts.len(),
         "each prompt reached the live replica once"
+    );
+}
+
+/// Claims by the bundled SmolLM2: `uad_filter` warns on stderr once per connection (two calls on
+/// one connection, one on another), `uq_debug()` has the warning after each call, and
+/// `uad_claims` has it in its column `warnings`; given claims bring no such warning.
+#[test]
+fn uad_filter_warns_once_per_connection_of_claims_by_the_bundled_llm() {
+    let sb = llm_sandbox("uad-bundled");
+    let out = sb.python(&format!(
+        r#"
+answer = {answer:?}
+samples = json.dumps({samples:?})
+given = json.dumps({{"units": ["Marie Curie was a physicist and chemist."]}})
+other = connect()
+debug = []
+for c, name, options in [(conn, "a", "{{}}"), (conn, "a", "{{}}"), (other, "b", "{{}}"), (other, "b", given)]:
+    print(f"-- {{name}}", file=sys.stderr, flush=True)
+    c.execute("SELECT uad_filter(?, ?, ?)", (answer, samples, options)).fetchone()
+    debug.append("warning: the claims were written by the bundled SmolLM2" in c.execute("SELECT uq_debug()").fetchone()[0])
+warnings = [json.loads(r[0]) for r in conn.execute("SELECT DISTINCT warnings FROM uad_claims(?, ?)", (answer, samples))]
+print(json.dumps(dict(debug=debug, warnings=warnings)))
+"#,
+        answer = "Marie Curie was a physicist and chemist. She won the Nobel Prize in Physics in 1903. She was born in Vienna in 1867.",
+        samples = SAMPLES,
+    ));
+    let stdout = stdout_ok(&out, "the script");
+    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(v["debug"], json!([true, true, true, false]), "{v}");
+    let warnings = v["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "one value on every row: {v}");
+    assert!(
+        warnings[0]
+            .as_array()
+            .unwrap()
+            .contains(&json!(uq_core::protocol::UAD_BUNDLED_LLM_WARNING)),
+        "{v}"
+    );
+    let warning = format!(
+        "uad_filter: warning: {}",
+        uq_core::protocol::UAD_BUNDLED_LLM_WARNING
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("-- a\n{warning}\n-- a\n-- b\n{warning}\n-- b\n"),
+        "once per connection"
     );
 }

@@ -9,6 +9,7 @@ mod boundary;
 mod calibration_sql;
 mod conformal_sql;
 mod errors;
+mod eval_sql;
 mod examples;
 mod faults;
 mod first_run;

@@ -360,16 +360,20 @@ fn every_nli_scorer_family_uses_the_llm_judge() {
         "verification removed the invented sentence"
     );
     assert_eq!(lines.next(), Some(k1), "uad_filter: {out}");
+    // 4 scoring pairs, 2 verification pairs and the lost-claim check's (k1, k1), which the
+    // verification judged already.
     assert!(
         out.contains(&format!(
             "verification removed \"{k2}\" (not entailed by the kept claims)"
-        )) && out.contains("judged 6 NLI pairs"),
+        )) && out.contains("judged 7 NLI pairs"),
         "uq_debug: {out}"
     );
+    assert!(!out.contains("warning"), "k1 is kept and stated: {out}");
     assert_eq!(
         j.fake.requests() - before,
         4 + 1 + 2,
-        "4 scoring calls, the reconstruction, 2 verification calls (uad_filter cached)"
+        "4 scoring calls, the reconstruction, 2 verification calls (the lost-claim check's pair \
+         and uad_filter cached)"
     );
 
     // The NLI model never scored a pair: every pair above went to the judge.
@@ -407,8 +411,10 @@ fn unparsed_verification_pairs_are_noted_in_uq_debug() {
         )
     ));
     assert_eq!(out.lines().next(), Some(k1), "{out}");
+    // 1 scoring pair, 2 verification pairs and the lost-claim check's (k1, k1), from the
+    // cache.
     assert!(
-        out.contains("judged 3 NLI pairs")
+        out.contains("judged 4 NLI pairs")
             && out.contains("1 unparsed after up to 2 retries")
             && out.contains("verification removed \"Bonn has nine moons.\""),
         "uq_debug: {out}"
