@@ -45,6 +45,25 @@ impl Labelled {
         self.scores.iter().filter(|s| !s.is_finite()).count()
     }
 
+    /// The Platt model of the units with a finite score (as `uq_fit_calibration(score, label,
+    /// 'platt')`); the error says why there is none (e.g. one class).
+    pub fn fit_platt(&self) -> Result<Calibration, String> {
+        let (s, l) = self.finite(&(0..self.scores.len()).collect::<Vec<_>>());
+        Calibration::fit(&s, &l, Method::Platt, "score")
+    }
+
+    /// The conformal threshold at `alpha` over the answers' units with a finite score (as
+    /// `uq_fit_conformal(score, label, answer, alpha)`); the error says why there is none (e.g.
+    /// too few answers).
+    pub fn fit_conformal(&self, alpha: f64) -> Result<Conformal, String> {
+        let answers: Vec<Vec<(f64, bool)>> = self
+            .by_answer()
+            .into_iter()
+            .map(|a| a.into_iter().filter(|c| c.0.is_finite()).collect())
+            .collect();
+        Conformal::fit(&answers, alpha, None, 0)
+    }
+
     /// Each answer's (score, label) pairs, answers in the order of their first unit.
     pub fn by_answer(&self) -> Vec<Vec<(f64, bool)>> {
         let c = self.clusters();
@@ -147,15 +166,9 @@ impl Fitted {
     /// The Platt model and the conformal threshold at `alpha` fitted on `fit`'s units with a
     /// finite score (`None` where the fit is impossible, e.g. one class or too few answers).
     pub fn on(fit: &Labelled, alpha: f64) -> Fitted {
-        let (s, l) = fit.finite(&fit.clusters().all());
-        let answers: Vec<Vec<(f64, bool)>> = fit
-            .by_answer()
-            .into_iter()
-            .map(|a| a.into_iter().filter(|c| c.0.is_finite()).collect())
-            .collect();
         Fitted {
-            platt: Calibration::fit(&s, &l, Method::Platt, "score").ok(),
-            conformal: Conformal::fit(&answers, alpha, None, 0).ok(),
+            platt: fit.fit_platt().ok(),
+            conformal: fit.fit_conformal(alpha).ok(),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use rusqlite::params;
 use uq_core::calibrate::conformal::Conformal;
-use uq_core::calibrate::{Calibration, FittedOn, Method};
+use uq_core::calibrate::{Calibration, FittedOn};
 use uq_core::evaluation::{same_units, Figure, Fitted, Labelled, Transfer};
 use uq_core::metrics::bootstrap::{paired, Interval};
 
@@ -47,6 +47,17 @@ pub struct Evaluation {
     pub calibration: Option<Calibration>,
     pub conformal: Option<Conformal>,
     pub notes: Vec<String>,
+}
+
+impl Evaluation {
+    /// (labelled units, answers) of the scorer that scored the most.
+    fn size(&self) -> (usize, usize) {
+        self.scorers
+            .iter()
+            .map(|s| (s.set.labels.len(), s.set.clusters().answers()))
+            .max()
+            .unwrap_or((0, 0))
+    }
 }
 
 /// Evaluates DB (module doc); returns the evaluations and the text printed.
@@ -183,14 +194,7 @@ fn evaluate(
             )),
             None => notes.push(format!("{name} is the only scorer with an AUROC ({a:.3})")),
         }
-        let (s, l): (Vec<f64>, Vec<bool>) = set
-            .scores
-            .iter()
-            .zip(&set.labels)
-            .filter(|(s, _)| s.is_finite())
-            .map(|(&s, &l)| (s, l))
-            .unzip();
-        match Calibration::fit(&s, &l, Method::Platt, "score") {
+        match set.fit_platt() {
             Ok(mut c) => {
                 c.fitted_on = Some(FittedOn {
                     scorer: Some(name.clone()),
@@ -203,12 +207,7 @@ fn evaluate(
             }
             Err(e) => notes.push(format!("no calibration for {name}: {e}")),
         }
-        let answers: Vec<Vec<(f64, bool)>> = set
-            .by_answer()
-            .into_iter()
-            .map(|a| a.into_iter().filter(|c| c.0.is_finite()).collect())
-            .collect();
-        match Conformal::fit(&answers, args.alpha, None, 0) {
+        match set.fit_conformal(args.alpha) {
             Ok(c) => conformal = Some(c),
             Err(e) => notes.push(format!("no conformal fit for {name}: {e}")),
         }
@@ -237,12 +236,7 @@ fn write(args: &EvalArgs, evals: &[Evaluation]) -> Result<(), String> {
         .transaction()
         .map_err(|e| format!("cannot write uq_eval: {e}"))?;
     for e in evals {
-        let (units, answers) = e
-            .scorers
-            .iter()
-            .map(|s| (s.set.labels.len(), s.set.clusters().answers()))
-            .max()
-            .unwrap_or((0, 0));
+        let (units, answers) = e.size();
         tx.execute(
             "INSERT INTO uq_eval(run_id, source_table, granularity, units, answers, resamples, \
              seed, recommended, calibration, conformal, notes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
@@ -295,12 +289,7 @@ fn render(args: &EvalArgs, evals: &[Evaluation]) -> String {
     };
     let mut out = String::new();
     for e in evals {
-        let (units, answers) = e
-            .scorers
-            .iter()
-            .map(|s| (s.set.labels.len(), s.set.clusters().answers()))
-            .max()
-            .unwrap_or((0, 0));
+        let (units, answers) = e.size();
         out.push_str(&format!(
             "run {}, {} level{}: {units} labelled units of {answers} answers; 95 % intervals \
              over {} resampled answers (seed {})\n",

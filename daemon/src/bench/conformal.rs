@@ -16,6 +16,7 @@ use std::path::Path;
 use serde_json::json;
 use uq_core::aggregate::uad::{uad_kept, uad_threshold};
 use uq_core::calibrate::conformal::Conformal;
+use uq_core::metrics::bootstrap::Rng;
 use uq_core::scorers::Scorer;
 
 use super::claims::{answer_claims, claim_scorers, claim_scores, score_file};
@@ -103,25 +104,6 @@ fn labelled(answers: &[&Answer]) -> (Vec<Vec<(f64, bool)>>, usize) {
         })
         .collect();
     (fit, nulls)
-}
-
-/// SplitMix64.
-pub(super) struct Rng(pub(super) u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub(super) fn shuffle(&mut self, v: &mut [usize]) {
-        for i in (1..v.len()).rev() {
-            v.swap(i, (self.next() % (i as u64 + 1)) as usize);
-        }
-    }
 }
 
 /// Mean, sd, 5th and 95th percentile (numpy's linear method); null for no values.

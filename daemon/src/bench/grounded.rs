@@ -55,14 +55,35 @@ struct WikiBio {
     wiki_bio_text: String,
 }
 
+/// A row of grounded_dev.jsonl (shared/data/README.md).
 #[derive(Deserialize)]
-struct GroundedRow {
-    source: String,
+pub(super) struct GroundedRow {
+    pub source: String,
     #[serde(default)]
-    question: Option<String>,
-    response: String,
-    label: i64,
-    task: String,
+    pub question: Option<String>,
+    pub response: String,
+    pub label: i64,
+    pub task: String,
+}
+
+impl GroundedRow {
+    /// What is checked against the source: a QA row's question and answer together (the answer
+    /// alone is length-confounded: shared/data/README.md), a summary as it is.
+    pub fn hypothesis(&self) -> String {
+        match (&self.question, self.task.as_str()) {
+            (Some(q), "qa") => format!("{q} {}", self.response),
+            _ => self.response.clone(),
+        }
+    }
+
+    /// The units scored: a QA row's hypothesis as one unit, a summary's sentences.
+    pub fn units(&self) -> Vec<String> {
+        if self.task == "qa" {
+            vec![self.hypothesis()]
+        } else {
+            split_sentences(&self.response)
+        }
+    }
 }
 
 /// One answer to score: the options carry its units and sources.
@@ -203,11 +224,13 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
         .iter()
         .flat_map(|r| r.annotation.iter().map(|a| a == "accurate"))
         .collect();
-    let half: Vec<usize> = recs
+    // The record index of each unit, and its parity (the tune / check halves).
+    let rec: Vec<usize> = recs
         .iter()
         .enumerate()
-        .flat_map(|(i, r)| std::iter::repeat_n(i % 2, r.gpt3_sentences.len()))
+        .flat_map(|(i, r)| std::iter::repeat_n(i, r.gpt3_sentences.len()))
         .collect();
+    let half: Vec<usize> = rec.iter().map(|i| i % 2).collect();
     let scores = |run: &Run, scorer: &str| -> Vec<f64> {
         run.results
             .iter()
@@ -480,11 +503,6 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
         "best_tune": {"entailment": best.1, "contradiction": best.2, "auroc_tune": round(best.0), "auroc_check": best.3, "units_decided": best.4},
         "default": {"entailment": DEFAULT_THRESHOLDS.entailment, "contradiction": DEFAULT_THRESHOLDS.contradiction,
             "auroc_tune": by_half(&default_conf, 0), "auroc_check": by_half(&default_conf, 1)}}));
-    let rec: Vec<usize> = recs
-        .iter()
-        .enumerate()
-        .flat_map(|(i, r)| std::iter::repeat_n(i, r.gpt3_sentences.len()))
-        .collect();
     out.push(cv::cross_validated(&probs, &ce, &accurate, &rec));
     for l in out {
         println!("{l}");
@@ -494,10 +512,6 @@ fn wikibio(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(),
 
 fn grounded_dev(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Result<(), String> {
     let rows: Vec<GroundedRow> = load_jsonl(args.data, args.limit)?;
-    let hyp = |r: &GroundedRow| match (&r.question, r.task.as_str()) {
-        (Some(q), "qa") => format!("{q} {}", r.response),
-        _ => r.response.clone(),
-    };
     let label: Vec<bool> = rows.iter().map(|r| r.label == 1).collect();
     let tasks = ["qa", "summarization"];
     let report = |name: &str, conf: &[f64], extra: Value| {
@@ -525,7 +539,10 @@ fn grounded_dev(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Resul
     engine.clear_nli_cache();
     let (p0, t0) = (engine.nli_pairs_computed(), engine.nli_tokens_computed());
     let start = Instant::now();
-    let pairs: Vec<(String, String)> = rows.iter().map(|r| (r.source.clone(), hyp(r))).collect();
+    let pairs: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r.source.clone(), r.hypothesis()))
+        .collect();
     let probs = engine.nli(&pairs)?;
     let base: Vec<f64> = probs.iter().map(|p| p.entailment).collect();
     report(
@@ -554,7 +571,7 @@ fn grounded_dev(engine: &Engine, llm: &LlmService, args: &GroundedArgs) -> Resul
         let items: Vec<Item> = rows
             .iter()
             .map(|r| {
-                let units = if r.task == "qa" { vec![hyp(r)] } else { split_sentences(&r.response) };
+                let units = r.units();
                 Item {
                     response: r.response.clone(),
                     samples: vec![],

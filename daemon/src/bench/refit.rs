@@ -30,11 +30,11 @@
 
 use serde_json::{json, Value};
 use uq_core::calibrate::{Calibration, Method};
+use uq_core::metrics::bootstrap::Rng;
 use uq_core::metrics::{brier, ece};
 use uq_core::scorers::Scorer;
 
 use super::claims::ECE_BINS;
-use super::conformal::Rng;
 use super::lines::round;
 
 /// The target: refit ECE with [`TARGET_K`] labelled answers.

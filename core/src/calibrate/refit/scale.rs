@@ -9,6 +9,7 @@
 use crate::calibrate::fit::sigmoid;
 use crate::calibrate::map_platt::{map_platt, Precision};
 pub use crate::calibrate::records::ScaleChoice as Choice;
+use crate::metrics::bootstrap::Clusters;
 
 /// The scales c of the prior c·P tried, strongest first: 16 keeps the old model, 1 is Bayes' rule
 /// with the old fit's information, 1/256 is close to Platt on the target labels alone.
@@ -32,23 +33,11 @@ pub fn choose(
             "internal error: the refit's scores, labels and answers differ in length".into(),
         );
     }
-    let folds: Vec<Vec<usize>> = match answers {
-        Some(a) => {
-            let mut ids: Vec<usize> = Vec::new();
-            let mut folds: Vec<Vec<usize>> = Vec::new();
-            for (i, id) in a.iter().enumerate() {
-                match ids.iter().position(|x| x == id) {
-                    Some(f) => folds[f].push(i),
-                    None => {
-                        ids.push(*id);
-                        folds.push(vec![i]);
-                    }
-                }
-            }
-            folds
-        }
-        None => (0..scores.len()).map(|i| vec![i]).collect(),
+    let clusters = match answers {
+        Some(a) => Clusters::of(a),
+        None => Clusters::singletons(scores.len()),
     };
+    let folds = clusters.groups();
     let by_answer = answers.is_some();
     if folds.len() < 2 {
         return Ok(Choice {
@@ -66,7 +55,7 @@ pub fn choose(
         let prior = precision.scaled(c);
         let mut fold_loss = Vec::with_capacity(folds.len());
         let mut failed = false;
-        for fold in &folds {
+        for fold in folds {
             fold.iter().for_each(|&i| held_out[i] = true);
             let (ts, tl): (Vec<f64>, Vec<bool>) = (0..scores.len())
                 .filter(|&i| !held_out[i])

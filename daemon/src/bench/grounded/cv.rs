@@ -3,7 +3,8 @@
 //! form and the samples alone, with intervals over resampled passages.
 
 use serde_json::{json, Value};
-use uq_core::metrics::auroc;
+use uq_core::evaluation::{Figure, Labelled};
+use uq_core::metrics::bootstrap::{Interval, RESAMPLES, SEED};
 use uq_core::protocol::NliProbs;
 use uq_core::score::grounded::{band_score, check, Thresholds, DEFAULT_THRESHOLDS};
 
@@ -24,7 +25,6 @@ pub(super) fn cross_validated(
     accurate: &[bool],
     rec: &[usize],
 ) -> Value {
-    use uq_core::metrics::bootstrap::{bootstrap, paired, Clusters, Interval, RESAMPLES, SEED};
     let score = |t: Thresholds| -> Vec<f64> {
         probs
             .iter()
@@ -44,58 +44,48 @@ pub(super) fn cross_validated(
             });
         }
     }
-    let scored: Vec<Vec<f64>> = grid.iter().map(|&t| score(t)).collect();
-    let auc_where = |conf: &[f64], keep: &dyn Fn(usize) -> bool| -> f64 {
-        let (c, a): (Vec<f64>, Vec<bool>) = (0..conf.len())
-            .filter(|&i| keep(i) && conf[i].is_finite())
-            .map(|i| (conf[i], accurate[i]))
-            .unzip();
-        auroc(&c, &a).unwrap_or(0.0)
+    // The units' scores under a setting, labelled and grouped by passage.
+    let set = |conf: &[f64]| Labelled {
+        scores: conf.to_vec(),
+        labels: accurate.to_vec(),
+        answers: rec.to_vec(),
     };
+    let scored: Vec<Labelled> = grid.iter().map(|&t| set(&score(t))).collect();
     let mut cv = vec![f64::NAN; ce.len()];
     let mut chosen = Vec::new();
     for f in 0..CV_FOLDS {
+        let train: Vec<usize> = (0..rec.len()).filter(|&i| rec[i] % CV_FOLDS != f).collect();
+        let auc: Vec<f64> = scored
+            .iter()
+            .map(|s| Figure::Auroc.of(s, &train).unwrap_or(0.0))
+            .collect();
         let best = (0..grid.len())
-            .max_by(|&x, &y| {
-                auc_where(&scored[x], &|i| rec[i] % CV_FOLDS != f)
-                    .total_cmp(&auc_where(&scored[y], &|i| rec[i] % CV_FOLDS != f))
-            })
+            .max_by(|&x, &y| auc[x].total_cmp(&auc[y]))
             .unwrap_or(0);
         chosen.push(json!([grid[best].entailment, grid[best].contradiction]));
         for i in (0..cv.len()).filter(|&i| rec[i] % CV_FOLDS == f) {
-            cv[i] = scored[best][i];
+            cv[i] = scored[best].scores[i];
         }
     }
-    let clusters = Clusters::of(rec);
-    let fig = |conf: &[f64], idx: &[usize]| {
-        let (c, a): (Vec<f64>, Vec<bool>) = idx
-            .iter()
-            .filter(|&&i| conf[i].is_finite())
-            .map(|&i| (conf[i], accurate[i]))
-            .unzip();
-        auroc(&c, &a)
-    };
     let ci = |i: Option<Interval>| {
         i.map(
             |i| json!({"estimate": round(i.estimate), "low": round(i.low), "high": round(i.high)}),
         )
     };
-    let one = |conf: &[f64]| ci(bootstrap(&clusters, RESAMPLES, SEED, |idx| fig(conf, idx)));
-    let diff = |a: &[f64], b: &[f64]| {
-        ci(paired(
-            &clusters,
-            RESAMPLES,
-            SEED,
-            |idx| fig(a, idx),
-            |idx| fig(b, idx),
-        ))
-    };
-    let default = score(DEFAULT_THRESHOLDS);
-    let max = &scored[0];
+    let one = |s: &Labelled| ci(Figure::Auroc.interval(s, RESAMPLES, SEED));
+    // a − b, paired
+    let diff =
+        |a: &Labelled, b: &Labelled| ci(Figure::Auroc.paired(b, a, RESAMPLES, SEED).ok().flatten());
+    let (cv, default, max, samples) = (
+        set(&cv),
+        set(&score(DEFAULT_THRESHOLDS)),
+        &scored[0],
+        set(ce),
+    );
     json!({"bench": "grounded", "data": "wikibio",
         "thresholds": format!("cross-validated over {CV_FOLDS} folds of passages"),
         "chosen_per_fold": chosen, "auroc_cv": one(&cv), "auroc_default": one(&default),
-        "auroc_max": one(max), "auroc_samples": one(ce),
+        "auroc_max": one(max), "auroc_samples": one(&samples),
         "cv_minus_default": diff(&cv, &default), "max_minus_default": diff(max, &default),
-        "max_minus_samples": diff(max, ce), "default_minus_samples": diff(&default, ce)})
+        "max_minus_samples": diff(max, &samples), "default_minus_samples": diff(&default, &samples)})
 }

@@ -5,9 +5,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use uq_core::decompose::split_sentences;
 
-use super::super::grounded::Item;
+use super::super::grounded::{GroundedRow, Item};
 use super::super::lines::load_jsonl;
 
 /// The conformal level of the transfer figures.
@@ -108,16 +107,6 @@ struct ClaimsRecord {
 struct Claim {
     claim: String,
     label: Option<u8>,
-}
-
-#[derive(Deserialize)]
-struct GroundedRow {
-    source: String,
-    #[serde(default)]
-    question: Option<String>,
-    response: String,
-    label: i64,
-    task: String,
 }
 
 /// Every dataset of the files in `dir`.
@@ -256,11 +245,7 @@ fn grounded(file: &'static str, path: &Path, s: &Settings) -> Result<Vec<Dataset
             if s.limit.is_some_and(|l| items.len() >= l) {
                 break;
             }
-            let units = match (&r.question, task) {
-                (Some(q), "qa") => vec![format!("{q} {}", r.response)],
-                _ => split_sentences(&r.response),
-            };
-            let o = json!({"units": units, "scorers": scorers, "sources": r.source});
+            let o = json!({"units": r.units(), "scorers": scorers, "sources": r.source});
             items.push(Item {
                 response: r.response.clone(),
                 samples: vec![],
