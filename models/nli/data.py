@@ -14,6 +14,7 @@ import tarfile
 
 import bios
 import domains
+import real_aug
 from train import NOT_ENTAILMENT
 
 LABELS = bios.LABELS
@@ -28,6 +29,28 @@ REAL = {
     "scitail_test.jsonl": {"entailment": 1, "not_entailment": 2},
     "mnli_binary.jsonl": {"entailment": 1, "not_entailment": NOT_ENTAILMENT},
 }
+# v4 reads every file of nli-train, `n` pairs of each (all when n is larger), with these labels.
+# The weights are counts: FEVER train and VitaminC (claims against Wikipedia evidence, the task
+# the model exists for) the most; the small MNLI-derived and monotonicity sets whole or nearly;
+# FEVER 2.0 (noisy: world knowledge, closed-world readings) little.
+REAL4 = {
+    "fever_train_part1.jsonl": (14_000, {"entailment": 1, "contradiction": 0}),
+    "fever_train_part2.jsonl": (14_000, {"entailment": 1, "contradiction": 0}),
+    "vitaminc_real_test.jsonl": (18_000, {"entailment": 1, "neutral": 2, "contradiction": 0}),
+    "mnli_dev_matched.jsonl": (9_815, REAL["mnli_dev_matched.jsonl"]),
+    "conjnli.jsonl": (6_000, {"entailment": 1, "neutral": 2, "contradiction": 0}),
+    "fever_dev.jsonl": (6_000, REAL["fever_dev.jsonl"]),
+    "cad_snli.jsonl": (5_000, {"entailment": 1, "neutral": 2, "contradiction": 0}),
+    "mnli_binary.jsonl": (4_000, REAL["mnli_binary.jsonl"]),
+    "med.jsonl": (2_500, {"entailment": 1, "not_entailment": NOT_ENTAILMENT}),
+    "taxinli_extra.jsonl": (2_243, REAL["taxinli_extra.jsonl"]),
+    "scitail_test.jsonl": (2_126, REAL["scitail_test.jsonl"]),
+    "help.jsonl": (2_000, {"entailment": 1, "not_entailment": NOT_ENTAILMENT}),
+    "fever2_adversarial.jsonl": (300, {"entailment": 1, "contradiction": 0}),
+}
+# v2's own sources (a pair's `source`, the mix's key it came from): in v4 these rows also carry a
+# distillation term toward v2 (train.train, `kd_kinds`).
+V2_KINDS = {"snli", "hidden", "long", "short"}
 
 # Per-example seed ranges: the training set and the dev set never share a seed.
 SEED_BASE = {"long": 1_000_000, "short": 2_000_000, "v3": 3_000_000, "long_v3": 4_000_000, "short_v3": 5_000_000,
@@ -42,8 +65,16 @@ MIXES = {
     "v2": {"snli": 64_000, "long": 22_000, "short": 6_000, "hidden": 9_000},
     "v3": {"snli": 14_000, "long_v3": 8_000, "short_v3": 2_000, "hidden": 3_000, "v3": 3_000, "dom": 16_000,
            "real": 37_344},
+    # v4 starts from v2: the real pairs of every nli-train file (REAL4), off-topic neutrals and
+    # antonyms made from them (real_aug.py), and v2's biography mix whole, with SNLI and hidden
+    # SNLI as v2 had them in a smaller share.
+    # v4 (90k pairs, sized to the 2 cores' rate): v2's biographies whole, 40k of REAL4's pairs
+    # in its proportions (read_real4 scales them).
+    "v4": {"snli": 6_000, "hidden": 3_000, "long": 22_000, "short": 6_000, "real4": 40_000, "off_topic": 8_000,
+           "antonym": 5_000},
     "smoke": {"snli": 160, "long": 80, "short": 30, "hidden": 30},
     "smoke-v3": {"snli": 100, "long_v3": 30, "short_v3": 10, "hidden": 10, "v3": 20, "dom": 80, "real": 60},
+    "smoke-v4": {"snli": 60, "hidden": 10, "long": 30, "short": 10, "real4": 120, "off_topic": 40, "antonym": 40},
 }
 # The student (`make nli-fast`) is distilled from v2 on v2's mix, scaled to its size (`scaled`).
 MIXES["fast"] = dict(MIXES["v2"])
@@ -77,6 +108,36 @@ def read_real(data_dir, n, rng):
                         "kind": "real:" + name.split(".")[0]})
     rng.shuffle(out)
     return out[:n]
+
+
+def read_real4(data_dir, n, rng):
+    """v4's real pairs: REAL4's count of each file, scaled so that they add up to `n`."""
+    total = sum(k for k, _ in REAL4.values())
+    out = []
+    for name, (k, labels) in REAL4.items():
+        path = os.path.join(data_dir, "nli-train", name)
+        if not os.path.exists(path):
+            raise SystemExit(f"the v4 mix reads {path}: pass --data with the folder that holds nli-train/")
+        rows = [json.loads(line) for line in open(path)]
+        rng.shuffle(rows)
+        out += [{"premise": r["premise"], "hypothesis": r["hypothesis"], "label": labels[r["label"]],
+                 "kind": "real:" + name.split(".")[0]} for r in rows[:max(1, round(k * n / total))]]
+    return out
+
+
+def real_derived(data_dir, sizes, rng):
+    """v4's off-topic neutrals and antonym pairs (real_aug.py), made from every row of REAL4's
+    files (not only the rows drawn for training)."""
+    rows = []
+    for name, (_, labels) in REAL4.items():
+        for line in open(os.path.join(data_dir, "nli-train", name)):
+            r = json.loads(line)
+            rows.append({"premise": r["premise"], "hypothesis": r["hypothesis"], "label": labels[r["label"]],
+                         "kind": "real:" + name.split(".")[0]})
+    out = real_aug.off_topic(rows, sizes.get("off_topic", 0), rng) if sizes.get("off_topic") else []
+    if sizes.get("antonym"):
+        out += real_aug.antonyms(rows, sizes["antonym"], rng, real_aug.wordnet_antonyms())
+    return out
 
 
 def snli_sdist(cache):
@@ -115,7 +176,7 @@ def train_set(mix, cache, seed=13, sizes=None, data_dir="../shared/data"):
     n_plain, n_hidden = sizes.get("snli", 0), sizes.get("hidden", 0)
     if n_plain + n_hidden > len(order):
         raise SystemExit(f"the mix wants {n_plain + n_hidden} SNLI pairs; the package has {len(order)}")
-    pairs = [dict(snli[i]) for i in order[:n_plain]]
+    pairs = [dict(snli[i], source="snli") for i in order[:n_plain]]
     premises = [(r["caption"], r["premise"]) for r in snli]
     for i in order[n_plain:n_plain + n_hidden]:
         # the pair's premise hidden among 3-8 unrelated SNLI premises (other images)
@@ -126,18 +187,24 @@ def train_set(mix, cache, seed=13, sizes=None, data_dir="../shared/data"):
             if cap != r["caption"] and p not in others:
                 others.append(p)
         others.insert(rng.randint(0, len(others)), r["premise"])
-        r["premise"], r["kind"] = " ".join(others), "snli_hidden"
+        r["premise"], r["kind"], r["source"] = " ".join(others), "snli_hidden", "hidden"
         pairs.append(r)
     bases = sorted(SEED_BASE.values()) + [DEV_SEED_BASE]
     for kind in SEED_BASE:
         n = sizes.get(kind, 0)
         # the kind's seeds stay below the next range (and so below the dev set's)
         assert SEED_BASE[kind] + n <= bases[bases.index(SEED_BASE[kind]) + 1], (kind, n)
-        pairs += [synthetic(SEED_BASE[kind] + i, kind) for i in range(n)]
+        pairs += [dict(synthetic(SEED_BASE[kind] + i, kind), source=kind) for i in range(n)]
     if sizes.get("real"):
-        pairs += read_real(data_dir, sizes["real"], random.Random(seed + 1))
+        pairs += [dict(r, source="real") for r in read_real(data_dir, sizes["real"], random.Random(seed + 1))]
+    if sizes.get("real4"):
+        pairs += [dict(r, source="real4") for r in read_real4(data_dir, sizes["real4"], random.Random(seed + 1))]
+    if sizes.get("off_topic") or sizes.get("antonym"):
+        pairs += [dict(r, source=r["kind"].split(":")[0]) for r in real_derived(data_dir, sizes, random.Random(seed + 2))]
     for r in pairs:
         r.pop("caption", None)
+        for k in ("from", "word"):
+            r.pop(k, None)
     rng.shuffle(pairs)
     return pairs
 

@@ -8,6 +8,11 @@ VENV=.cache/nli-train
 REQ=models/nli/requirements.txt
 stamp=$VENV/.requirements.sha256
 want=$(sha256sum "$REQ" | cut -d' ' -f1)
+# v4's antonyms read WordNet 3.0 (real_aug.py): Debian's wordnet-base.
+if [ ! -f /usr/share/wordnet/data.adj ]; then
+  echo "nli env: installing wordnet-base (WordNet 3.0, v4's antonyms) with apt-get" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base; } >&2
+fi
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$VENV/bin/python" -c 'import torch, transformers, faker, onnx, onnxruntime' 2>/dev/null; then
   exit 0
 fi

@@ -41,6 +41,14 @@ whose 10-answer calibration half can fit alpha 0.1; 200 SNLI pairs); its figures
 
 python evaluate.py --uqd dist/uqd --data ../shared/data --cache .cache/nli-data DIR [DIR ...]
 python evaluate.py --judge [--quick] [--speed FILE] [--json-out FILE] DIR [DIR ...]
+
+--select picks the weight of v4's interpolation toward v2 (build.py --interpolate): for each
+directory (the trained model and its OUT-mixL beside it) the AUROC of entailment and
+noncontradiction (int8, m = 5, premise top3) on selfcheck_wikibio_dev.jsonl and on the GPT-4
+FActScore claims; the directory with the highest mean of the four is chosen. The other files
+(dev2, the other claim files, grounded_dev, the stress suite) are left to judge it.
+
+python evaluate.py --select [--json-out FILE] DIR [DIR ...]
 """
 import argparse
 import collections
@@ -63,7 +71,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CLAIMS = ["factscore_gpt-4", "factscore_gpt-3.5-turbo", "factscore_llama-3-70b-instruct", "popqa_llama-3-70b-instruct"]
 CLAIM_SCORERS = ["entailment", "noncontradiction"]
 STRESS_FIELDS = ["n", "accuracy", "mean_p_entailment", "mean_p_contradiction",
-                 "entailment_with_p_contradiction_over_half", "neutral_with_p_contradiction_over_half"]
+                 "entailment_with_p_contradiction_over_half", "neutral_with_p_contradiction_over_half",
+                 "false_support"]  # neutral and contradiction items with P(entailment) > 0.5
 TASKS = ["qa", "summarization"]
 META = {"error", "skipped", "premise", "seconds"}  # report keys that hold no figures
 
@@ -274,13 +283,13 @@ def stress(uqd, model_dir, limit):
     return {j["kind"]: j for j in bench(uqd, ["stress", "--data", path] + lim, model_dir, "int8") if "kind" in j}
 
 
-def claims(uqd, model_dir, data_dir, limit):
+def claims(uqd, model_dir, data_dir, limit, files=CLAIMS):
     """`uqd bench claims` AUROC of CLAIM_SCORERS at int8, m = 5, per graph-uq file."""
     lim = ["--limit", str(limit)] if limit else []
     return {f: {j["scorer"]: j.get("auroc") for j in bench(uqd, ["claims", "--data", os.path.join(data_dir, f"graph_uq_{f}.jsonl"),
                                                                  "--samples", "5", "--scorers", ",".join(CLAIM_SCORERS),
                                                                  "--raw-pairs", "0"] + lim, model_dir, "int8") if "scorer" in j}
-            for f in CLAIMS}
+            for f in files}
 
 
 def grounded(uqd, model_dir, data_dir, limit):
@@ -318,6 +327,28 @@ def speed(uqd, model_dir, data_dir, limit):
     s = next((j for j in bench(uqd, args, model_dir, "int8") if j.get("summary")), {})
     return {"int8 top3 pairs/s": s.get("nli_pairs_per_s"), "int8 top3 raw pairs/s": s.get("raw_nli_pairs_per_s"),
             "tokens a pair": s.get("tokens_per_comparison")}
+
+
+def select(dirs, uqd, data_dir, log=print):
+    """--select (module doc): {dir: {figure: AUROC, "mean": ...}, "chosen": dir}."""
+    rep = {}
+    for d in dirs:
+        optimize(uqd, d, if_needed=True)
+        w = wikibio(uqd, d, data_dir, None, "int8", premises="top3")["int8 top3"]
+        c = claims(uqd, d, data_dir, None, files=["factscore_gpt-4"])["factscore_gpt-4"]
+        r = {f"wikibio_dev {k}": w[k] for k in CLAIM_SCORERS}
+        r.update({f"factscore_gpt-4 {k}": c[k] for k in CLAIM_SCORERS})
+        r["mean"] = round(sum(r.values()) / len(r), 4)
+        rep[d] = r
+        log(f"evaluate: select {d}: {json.dumps(r)}")
+    rep["chosen"] = max(dirs, key=lambda d: rep[d]["mean"])
+    return rep
+
+
+def select_table(rep):
+    dirs = [d for d in rep if d != "chosen"]
+    rows = [(k, lambda r, k=k: r[k]) for k in rep[dirs[0]]]
+    return markdown({d: rep[d] for d in dirs}, rows) + f"\nchosen: {rep['chosen']}"
 
 
 def judge(dirs, uqd, data_dir, cache, quick=False, speed_file=None, log=print):
@@ -408,12 +439,16 @@ if __name__ == "__main__":
     ap.add_argument("--precision", default="fp32,int8")
     ap.add_argument("--verdicts", action="store_true", help="add the verdicts section (module doc)")
     ap.add_argument("--judge", action="store_true", help="the judge table instead (module doc)")
+    ap.add_argument("--select", action="store_true", help="choose the interpolation weight (module doc)")
     ap.add_argument("--quick", action="store_true", help="--judge on a few items of each dataset (development)")
     ap.add_argument("--speed", help="--judge: JSON {model directory or basename: {name: value}} for the speed rows")
     ap.add_argument("--json-out", help="also write the report (JSON) to this file")
     a = ap.parse_args()
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
-    if a.judge:
+    if a.select:
+        rep = select(a.dirs, a.uqd, a.data, log)
+        print(select_table(rep))
+    elif a.judge:
         rep = judge(a.dirs, a.uqd, a.data, a.cache, a.quick, a.speed, log)
         print(judge_table(rep))
     else:

@@ -6,6 +6,11 @@ With a `teacher` (distillation, `make nli-fast`): the teacher runs on the same b
 gradients, and the loss is alpha * T^2 * KL(softmax(teacher / T) || softmax(student / T)) +
 (1 - alpha) * cross-entropy with the hard labels (Hinton et al. 2015).
 
+With a `teacher` and `kd_kinds` (v4, `make nli-v4`): the distillation term applies only to the
+rows whose `source` (data.train_set) is in `kd_kinds` (v2's own sources), each such row's loss alpha * T^2 * KL +
+(1 - alpha) * cross-entropy, the other rows' cross-entropy alone: the model keeps v2's answers
+where the new data is silent. The teacher runs on those rows only.
+
 Two-class rows (label NOT_ENTAILMENT) are trained against P(entailment) (`nli_loss`)."""
 import math
 import os
@@ -59,19 +64,21 @@ def batches(encoded, labels, rng):
     return out
 
 
-def nli_loss(logits, y):
+def nli_loss(logits, y, reduce=True):
     """Cross-entropy with the labels (0 contradiction, 1 entailment, 2 neutral); a two-class row
     (NOT_ENTAILMENT, 3: "does not follow", contradiction or neutral) is trained against
     P(entailment): -log(P(contradiction) + P(neutral))."""
     logp = torch.log_softmax(logits, -1)
     three = logp.gather(1, y.clamp(max=2).unsqueeze(1)).squeeze(1)
     two = torch.logsumexp(logp[:, [0, 2]], -1)
-    return -torch.where(y == NOT_ENTAILMENT, two, three).mean()
+    per_row = -torch.where(y == NOT_ENTAILMENT, two, three)
+    return per_row.mean() if reduce else per_row
 
 
 def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print, max_tokens=MAX_TOKENS,
-          teacher=None, temperature=2.0, alpha=0.9, frozen=()):
-    """`frozen`: names of parameters left as they are (not trained)."""
+          teacher=None, temperature=2.0, alpha=0.9, frozen=(), kd_kinds=None):
+    """`frozen`: names of parameters left as they are (not trained); `kd_kinds`: the sources the
+    teacher's term applies to (None: every row)."""
     torch.manual_seed(seed)
     rng = random.Random(seed)
     dev = device()
@@ -84,6 +91,7 @@ def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print
     dropped = len(enc) - len(keep)
     enc = [enc[i] for i in keep]
     labels = [pairs[i]["label"] for i in keep]
+    kd_row = [kd_kinds is None or pairs[i].get("source") in kd_kinds for i in keep]
     plan = batches(enc, labels, rng)
     log(f"train: {len(enc)} pairs ({dropped} over {max_tokens} tokens dropped), {len(plan)} batches, "
         f"device {dev}, tokenized in {time.time() - t0:.1f}s")
@@ -98,23 +106,29 @@ def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print
             f"{sum(p.numel() for p in model.parameters())} parameters trained")
     opt = torch.optim.AdamW(params, lr=lr)
     sched = get_linear_schedule_with_warmup(opt, math.ceil(warmup * len(plan)), len(plan))
-    t0, seen, loss_sum, kd_sum, agree = time.time(), 0, 0.0, 0.0, 0
+    t0, seen, loss_sum, kd_sum, kd_seen, agree = time.time(), 0, 0.0, 0.0, 0, 0
     every = max(1, len(plan) // 20)
     for step, b in enumerate(plan, 1):
         ids, mask, types = (x.to(dev) for x in pad([enc[i] for i in b]))
         y = torch.tensor([labels[i] for i in b], device=dev)
         out = model(input_ids=ids, attention_mask=mask, token_type_ids=types)
-        out.loss = nli_loss(out.logits, y)
+        ce = nli_loss(out.logits, y, reduce=False)
+        out.loss = ce.mean()
         loss = out.loss
-        if teacher is not None:
+        sel = torch.tensor([kd_row[i] for i in b], device=dev)
+        if teacher is not None and bool(sel.any()):
             with torch.no_grad():
-                t_logits = teacher(input_ids=ids, attention_mask=mask, token_type_ids=types).logits
-            kd = torch.nn.functional.kl_div(torch.log_softmax(out.logits / temperature, -1),
+                t_logits = teacher(input_ids=ids[sel], attention_mask=mask[sel], token_type_ids=types[sel]).logits
+            s_logits = out.logits[sel]
+            kd = torch.nn.functional.kl_div(torch.log_softmax(s_logits / temperature, -1),
                                             torch.log_softmax(t_logits / temperature, -1),
-                                            reduction="batchmean", log_target=True) * temperature ** 2
-            loss = alpha * kd + (1 - alpha) * out.loss
-            kd_sum += kd.item() * len(b)
-            agree += int((out.logits.argmax(-1) == t_logits.argmax(-1)).sum())
+                                            reduction="none", log_target=True).sum(-1) * temperature ** 2
+            per_row = ce.clone()
+            per_row[sel] = alpha * kd + (1 - alpha) * ce[sel]
+            loss = per_row.mean()
+            kd_sum += kd.sum().item()
+            kd_seen += int(sel.sum())
+            agree += int((s_logits.argmax(-1) == t_logits.argmax(-1)).sum())
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
@@ -124,7 +138,8 @@ def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print
         loss_sum += out.loss.item() * len(b)
         if step % every == 0 or step == len(plan):
             el = time.time() - t0
-            kd_note = f", KD {kd_sum / seen:.4f}, agrees with the teacher {100 * agree / seen:.1f}%" if teacher else ""
+            kd_note = (f", KD {kd_sum / max(1, kd_seen):.4f} on {kd_seen} rows, agrees with the teacher "
+                       f"{100 * agree / max(1, kd_seen):.1f}%") if teacher else ""
             log(f"train: step {step}/{len(plan)}, {seen} pairs, loss {loss_sum / seen:.4f}{kd_note}, "
                 f"{seen / el:.1f} pairs/s, {el / 60:.1f} min")
     model.eval()
@@ -134,6 +149,7 @@ def train(model, tokenizer_path, pairs, lr=3e-5, warmup=0.05, seed=13, log=print
            "seconds": round(time.time() - t0, 1), "device": str(dev), "mean_loss": round(loss_sum / max(1, seen), 4)}
     if teacher is not None:
         res.update({"teacher_layers": teacher.config.num_hidden_layers, "temperature": temperature, "alpha": alpha,
-                    "frozen": list(frozen), "mean_kd_loss": round(kd_sum / max(1, seen), 4),
-                    "agreement_with_teacher": round(100 * agree / max(1, seen), 1)})
+                    "frozen": list(frozen), "kd_kinds": sorted(kd_kinds) if kd_kinds else "all", "kd_rows": kd_seen,
+                    "mean_kd_loss": round(kd_sum / max(1, kd_seen), 4),
+                    "agreement_with_teacher": round(100 * agree / max(1, kd_seen), 1)})
     return res

@@ -45,11 +45,12 @@ def score_frame(df, response="response", samples="samples", options=None, conn=N
     return f(df, response=response, samples=samples, options=options, conn=conn, sources=sources)
 
 
-def score_table(db_path, table, options=None, *, progress=True, resume=True, poll_s=0.5):
-    """Scores a table in a background job with a progress bar: see :func:`uqlite.jobs.score_table`."""
+def score_table(db_path, table, options=None, *, progress=True, resume=True, poll_s=0.5, strict=False):
+    """Scores a table in a background job with a progress bar: see :func:`uqlite.jobs.score_table`.
+    Failed rows warn (``strict=True``: raise); a missing ``db_path`` raises FileNotFoundError."""
     from .jobs import score_table as f
 
-    return f(db_path, table, options, progress=progress, resume=resume, poll_s=poll_s)
+    return f(db_path, table, options, progress=progress, resume=resume, poll_s=poll_s, strict=strict)
 
 
 def highlight(scores, df=None, response="response", options=None, conn=None):

@@ -2,6 +2,7 @@
 
 import json
 import sqlite3
+import warnings
 
 from .runtime import load
 
@@ -42,7 +43,14 @@ def _samples_json(value, row, column):
             f"row {row!r}: column {column!r} holds {type(value).__name__}, not a list of sampled "
             f"answers or a JSON array string"
         ) from None
-    return json.dumps([str(s) for s in items])
+    for i, s in enumerate(items):
+        if not isinstance(s, str):
+            raise ValueError(
+                f"row {row!r}: column {column!r}: sample {i} is {type(s).__name__} ({s!r}), not a "
+                f"text; each row's samples must be a list of sampled answers (strings) or a JSON "
+                f"array string"
+            )
+    return json.dumps(items)
 
 
 def _sources_value(value, row, column):
@@ -105,7 +113,8 @@ def score_frame(df, response="response", samples="samples", options=None, conn=N
     Returns a DataFrame with the columns ``row`` (the index label of the answer's row in
     ``df``), ``unit_idx``, ``unit``, ``scorer``, ``score``, ``start``, ``end``, ``alignment``
     (the unit's place in the answer, characters from 0, end exclusive; NaN for a claim not
-    placed), in row order; with ``sources``, also
+    placed), in row order (a row whose answer is missing or blank is not scored: a warning
+    names it, and ``result.attrs["uqlite_unscored_rows"]`` lists them); with ``sources``, also
     ``evidence``: what decided a grounded score (a dict with ``decided_by``, ``verdict``,
     ``passage``, ``passage_id``, ``start``, ``end``, ``entailment``, ``contradiction``), None for
     the other scorers. ``conn``: a connection with uqlite loaded to reuse; by default an
@@ -148,10 +157,12 @@ def score_frame(df, response="response", samples="samples", options=None, conn=N
     sql = f"SELECT {cols} FROM uq_unit_scores(?, ?, ?)"
     rows = []
     responses = {}
+    blank = []
     try:
         for label, resp, samp, src in zip(df.index, resp_col, samp_col, src_col):
-            if _missing(resp):
-                continue  # no answer, no units
+            if _missing(resp) or not str(resp).strip():
+                blank.append(label)  # no answer, no units
+                continue
             sj = None if samples is None else _samples_json(samp, label, samples)
             row_opts = opts
             if sources is not None:
@@ -175,6 +186,13 @@ def score_frame(df, response="response", samples="samples", options=None, conn=N
     columns = ["row", "unit_idx", "unit", "scorer", "score", "start", "end", "alignment"]
     if sources is not None:
         columns.append("evidence")
+    if blank:
+        warnings.warn(
+            f"score_frame: {len(blank)} of {n} rows have no answer (missing or blank "
+            f"{response!r}) and were not scored: rows {blank[:10]!r}{' …' if len(blank) > 10 else ''}",
+            stacklevel=2,
+        )
     result = pd.DataFrame(rows, columns=columns)
     result.attrs["uqlite_responses"] = responses
+    result.attrs["uqlite_unscored_rows"] = blank
     return result

@@ -8,9 +8,11 @@ kernel) leaves it running, and a killed daemon leaves it unfinished in ``uq_job`
 """
 
 import json
+import os
 import sqlite3
 import sys
 import time
+import warnings
 
 from .frames import _evidence, _pandas
 from .runtime import load
@@ -81,7 +83,51 @@ class _Bar:
             sys.stderr.flush()
 
 
-def score_table(db_path, table, options=None, *, progress=True, resume=True, poll_s=0.5):
+class RowsFailedWarning(UserWarning):
+    """Some rows of a ``score_table`` job failed (the others are scored)."""
+
+
+def open_existing(db_path, func):
+    """A read-write connection to the SQLite file ``db_path``, never creating it: a missing file
+    is a clear error, not an empty database."""
+    path = os.fspath(db_path)
+    if path != ":memory:" and not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"{func}: no database file {path!r} (from {os.getcwd()!r}): pass the path of an "
+            f"existing SQLite file"
+        )
+    if path == ":memory:":
+        return sqlite3.connect(path, timeout=30)
+    return sqlite3.connect(f"file:{_uri_path(path)}?mode=rw", uri=True, timeout=30)
+
+
+def _uri_path(path):
+    from urllib.parse import quote
+
+    return quote(os.path.abspath(path))
+
+
+def _failed_rows(conn, job_id, errors, table, strict):
+    """Raises (``strict``) or warns when rows of the job failed, with the count, the first
+    errors and the query that lists them all."""
+    if not errors:
+        return
+    first = conn.execute(
+        "SELECT source_key, error FROM uq_job_error WHERE job_id = ? ORDER BY rowid LIMIT 3", (job_id,)
+    ).fetchall()
+    total = conn.execute("SELECT total FROM uq_job WHERE job_id = ?", (job_id,)).fetchone()[0]
+    shown = "; ".join(f"row {k}: {e}" for k, e in first)
+    msg = (
+        f"score_table: job {job_id} over {table}: {errors} of {total} rows failed ({shown}); "
+        f"all of them: SELECT source_key, error FROM uq_job_error WHERE job_id = {job_id}; fix "
+        f"the cause, then `uqd score DB {table} --resume {job_id} --retry-errors`"
+    )
+    if strict:
+        raise RuntimeError(msg)
+    warnings.warn(msg, RowsFailedWarning, stacklevel=3)
+
+
+def score_table(db_path, table, options=None, *, progress=True, resume=True, poll_s=0.5, strict=False):
     """Scores ``table`` of the SQLite file ``db_path`` in a background job and waits for it.
 
     ``options``: a dict of job options (docs/reference.md, Job options: scorers, columns,
@@ -92,11 +138,14 @@ def score_table(db_path, table, options=None, *, progress=True, resume=True, pol
     with a grounded scorer, option ``sources`` or ``sources_column`` (a column of each row's
     sources), also ``evidence``: a dict per grounded score, else None), with ``df.attrs``
     holding ``job_id``, ``run_id``, ``status``, ``errors`` and ``resumed``.
-    A job that ends ``failed`` or ``cancelled`` raises ``RuntimeError`` with its message.
+    A job that ends ``failed`` or ``cancelled`` raises ``RuntimeError`` with its message. A job
+    that ends ``done`` with failed rows warns (``RowsFailedWarning``: the count, the first errors
+    and the query listing them); ``strict=True`` raises ``RuntimeError`` instead. A missing
+    ``db_path`` raises ``FileNotFoundError`` (it is never created).
     """
     pd = _pandas()
     options = dict(options or {})
-    conn = sqlite3.connect(db_path, timeout=30)
+    conn = open_existing(db_path, "score_table")
     try:
         load(conn)
         job_id = _unfinished_job(conn, table, options) if resume else None
@@ -132,6 +181,7 @@ def score_table(db_path, table, options=None, *, progress=True, resume=True, pol
         bar.close()
         if status != "done":
             raise RuntimeError(f"job {job_id} {status}: {message}")
+        _failed_rows(conn, job_id, errors, table, strict)
         grounded = _grounded(options)
         rows = conn.execute(
             "SELECT a.source_key, u.position, u.text, s.scorer, s.score"

@@ -6,7 +6,37 @@ fn set(scores: &[f64], labels: &[u8], answers: &[usize]) -> Labelled {
         scores: scores.to_vec(),
         labels: labels.iter().map(|&l| l == 1).collect(),
         answers: answers.to_vec(),
+        major: Vec::new(),
     }
+}
+
+#[test]
+fn nonfact_star_leaves_wholly_major_passages_out() {
+    // answer 0: accurate, minor, major; answer 1: wholly major (left out); answer 2: accurate, major
+    let mut s = set(
+        &[0.9, 0.5, 0.3, 0.1, 0.2, 0.6, 0.4],
+        &[1, 0, 0, 0, 0, 1, 0],
+        &[0, 0, 0, 1, 1, 2, 2],
+    );
+    let all: Vec<usize> = (0..7).collect();
+    assert_eq!(Figure::NonfactStarAucPr.of(&s, &all), None);
+    assert_eq!(Figure::of_set(&s).len(), 3);
+    s.major = vec![false, false, true, true, true, false, true];
+    assert_eq!(Figure::of_set(&s).len(), 4);
+    // units 0, 1, 2, 5, 6; positives 2 and 6; hallucination scores 0.1, 0.5, 0.7, 0.4, 0.6
+    let want = average_precision(
+        &[0.1, 0.5, 0.7, 0.4, 0.6],
+        &[false, false, true, false, true],
+    );
+    assert_eq!(Figure::NonfactStarAucPr.of(&s, &all), want);
+    // ranked 0.7 (+), 0.6 (+): AP 1
+    assert_eq!(want, Some(1.0));
+    assert_eq!(
+        Figure::parse("nonfact_star_auc_pr"),
+        Some(Figure::NonfactStarAucPr)
+    );
+    // a resample that draws only the wholly major answer has no positive to rank among others
+    assert_eq!(Figure::NonfactStarAucPr.of(&s, &[3, 4]), None);
 }
 
 #[test]

@@ -161,6 +161,10 @@ struct Tally {
     entailment_contra: usize,
     neutral_items: usize,
     neutral_contra: usize,
+    /// Neutral and contradiction items, and those of them with P(entailment) > 0.5: false
+    /// support, the worst error of a hallucination detector.
+    unsupported_items: usize,
+    false_support: usize,
 }
 
 impl Tally {
@@ -170,6 +174,10 @@ impl Tally {
         self.sum_e += p.entailment;
         self.sum_c += p.contradiction;
         let contra = p.contradiction > 0.5;
+        if label != Label::Entailment {
+            self.unsupported_items += 1;
+            self.false_support += (p.entailment > 0.5) as usize;
+        }
         match label {
             Label::Entailment => {
                 self.entailment_items += 1;
@@ -283,6 +291,8 @@ pub fn stress(engine: &Engine, suite: &StressSuite, items: Option<&Path>) -> Res
             "neutral_items": t.neutral_items,
             "neutral_with_p_contradiction_over_half":
                 Tally::share(t.neutral_contra, t.neutral_items),
+            "unsupported_items": t.unsupported_items,
+            "false_support": Tally::share(t.false_support, t.unsupported_items),
         })
     };
     for (name, k) in kinds.iter() {
@@ -345,12 +355,21 @@ fn table(model: &str, precision: &str, kinds: &Groups<Kind>, all: &Tally) -> Str
         .unwrap_or(3);
     let mut out = format!("bench stress: {model} ({precision})\n");
     out += &format!(
-        "{:<w$}  {:>5}  {:>6}  {:>7}  {:>7}  {:>5}  {:>9}  {:>5}  {:>9}\n",
-        "kind", "n", "acc", "mean_pE", "mean_pC", "ent", "ent_pC>.5", "neu", "neu_pC>.5"
+        "{:<w$}  {:>5}  {:>6}  {:>7}  {:>7}  {:>5}  {:>9}  {:>5}  {:>9}  {:>9}\n",
+        "kind",
+        "n",
+        "acc",
+        "mean_pE",
+        "mean_pC",
+        "ent",
+        "ent_pC>.5",
+        "neu",
+        "neu_pC>.5",
+        "n+c_pE>.5"
     );
     for (name, t) in rows {
         out += &format!(
-            "{:<w$}  {:>5}  {:>6}  {:>7}  {:>7}  {:>5}  {:>9}  {:>5}  {:>9}\n",
+            "{:<w$}  {:>5}  {:>6}  {:>7}  {:>7}  {:>5}  {:>9}  {:>5}  {:>9}  {:>9}\n",
             name,
             t.n,
             opt(t.accuracy()),
@@ -360,6 +379,7 @@ fn table(model: &str, precision: &str, kinds: &Groups<Kind>, all: &Tally) -> Str
             opt(Tally::share(t.entailment_contra, t.entailment_items)),
             t.neutral_items,
             opt(Tally::share(t.neutral_contra, t.neutral_items)),
+            opt(Tally::share(t.false_support, t.unsupported_items)),
         );
     }
     out
@@ -392,6 +412,10 @@ mod tests {
         );
         assert_eq!(Tally::share(t.neutral_contra, t.neutral_items), Some(0.0));
         assert_eq!(Tally::share(0, 0), None);
+        // false support: neutral and contradiction items read as entailment
+        t.add(Label::Contradiction, &p(0.7, 0.1, 0.2));
+        t.add(Label::Neutral, &p(0.5, 0.4, 0.1));
+        assert_eq!((t.false_support, t.unsupported_items), (1, 3));
     }
 
     #[test]

@@ -11,7 +11,9 @@ const SCRIPT: &str = include_str!("optimize.py");
 
 /// The Python that has `onnxruntime`, `onnx` and `sympy`: `python` (`--python` /
 /// UQ_MODEL_PYTHON), else the private environment `make setup` makes in `.cache/model-tools`
-/// beside `dist/`.
+/// beside `dist/`, else (a pip install: uqd in `<venv>/lib/pythonX.Y/site-packages/uqlite/`)
+/// the `python3` of that environment or of `$VIRTUAL_ENV`, when it has the three
+/// (`pip install 'uqlite[optimize]'`).
 pub fn find_python(python: Option<PathBuf>, exe_dir: &Path) -> Result<PathBuf, String> {
     if let Some(p) = python {
         return if p.is_file() {
@@ -27,11 +29,48 @@ pub fn find_python(python: Option<PathBuf>, exe_dir: &Path) -> Result<PathBuf, S
     if default.is_file() {
         return Ok(default);
     }
+    let venvs = pip_venvs(exe_dir);
+    if let Some(py) = venvs.iter().find(|p| has_model_tools(p)) {
+        return Ok(py.clone());
+    }
+    if let Some(py) = venvs.first() {
+        return Err(format!(
+            "{} lacks ONNX Runtime's model tools (onnx, sympy): pip install 'uqlite[optimize]' in that \
+             environment, or pass --python (UQ_MODEL_PYTHON) naming a python3 that has them",
+            py.display()
+        ));
+    }
     Err(format!(
         "no Python with ONNX Runtime's model tools at {}: run `make setup` (it makes that environment), or \
          pass --python (UQ_MODEL_PYTHON) naming a python3 with `pip install onnxruntime==1.31.1 onnx sympy`",
         default.display()
     ))
+}
+
+/// The `python3` of the environment uqd was pip-installed into (`<venv>/lib/pythonX.Y/
+/// site-packages/uqlite/uqd` → `<venv>/bin/python3`), then `$VIRTUAL_ENV/bin/python3`.
+fn pip_venvs(exe_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let site = exe_dir.parent().filter(|p| {
+        p.file_name()
+            .is_some_and(|n| n == "site-packages" || n == "dist-packages")
+    });
+    if let Some(venv) = site.and_then(|s| s.parent()?.parent()?.parent()) {
+        out.push(venv.join("bin/python3"));
+    }
+    if let Some(v) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
+        out.push(PathBuf::from(v).join("bin/python3"));
+    }
+    out.retain(|p| p.is_file());
+    out
+}
+
+/// Whether `python` imports onnxruntime, onnx and sympy.
+fn has_model_tools(python: &Path) -> bool {
+    Command::new(python)
+        .args(["-c", "import onnxruntime, onnx, sympy"])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Writes the variants of the model in `model_dir` into `out` (default: its keyed directory

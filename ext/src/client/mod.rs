@@ -49,6 +49,15 @@ pub fn add_last_notes(notes: &[String]) {
     }
 }
 
+/// Keeps the note of a blank response, answered without the daemon: `what` is what the
+/// function returned for it ("NULL", "no rows", "the response as given").
+pub fn note_blank_response(func: &str, what: &str) {
+    set_last_notes(&[format!(
+        "{func}: the response is blank (empty or only spaces), so there are no units to score: \
+         {what}; leave such rows out with WHERE length(trim(response)) > 0, or pass option units"
+    )]);
+}
+
 /// The notes of the last `score` reply (empty when it had none).
 pub fn last_notes() -> Vec<String> {
     LAST_NOTES.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -277,9 +286,14 @@ fn connect_or_start(path: &Path) -> Result<Conn, String> {
         StartError::Other(reason) => {
             // The advice goes before a multi-line log tail, if any.
             let (head, tail) = reason.split_once('\n').unwrap_or((&reason, ""));
+            // The uqd this extension would start (beside uq0.so: dist/ of a checkout, the
+            // package directory of a pip or npm install), named as it is on this machine.
+            let uqd = autostart::find_daemon()
+                .map(|(p, _)| p.display().to_string())
+                .unwrap_or_else(|_| "uqd".into());
             format!(
                 "daemon not reachable at {} and could not be started: {head}. \
-                 Start it with `dist/uqd serve` (same UQ_SOCKET) or set UQ_DAEMON=/path/to/uqd{}{tail}",
+                 Start it with `{uqd} serve` (same UQ_SOCKET) or set UQ_DAEMON=/path/to/uqd{}{tail}",
                 path.display(),
                 if tail.is_empty() { "" } else { "\n" }
             )

@@ -74,6 +74,7 @@ fn confidence(client: &Client, ctx: &Context<'_>, claims: bool) -> rusqlite::Res
     let samples =
         samples_for(f, ctx.get_raw(1), &o.parsed, SamplesFor::Score, defaulted).map_err(sql_err)?;
     if !args::has_units(&response, &o.parsed) {
+        client::note_blank_response(f, "NULL");
         return Ok(None);
     }
     o.resolve_sources(&conn, f, &response).map_err(sql_err)?;

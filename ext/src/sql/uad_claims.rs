@@ -9,7 +9,7 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::Connection;
 
 use super::uad::uad;
-use crate::client::Client;
+use crate::client::{self, Client};
 use crate::options::{AnswerArgs, SamplesFor};
 use crate::tvf::{int, real, span_values, TableFn};
 use uq_core::decompose::spans::unit_spans;
@@ -36,6 +36,7 @@ impl TableFn for UadClaims {
     ) -> Result<Vec<Vec<Value>>, String> {
         let a = AnswerArgs::parse(conn, Self::NAME, a, SamplesFor::Uad)?;
         if !a.has_units() {
+            client::note_blank_response(Self::NAME, "no rows");
             return Ok(Vec::new());
         }
         let response = a.response.clone();

@@ -6,7 +6,7 @@ use rusqlite::types::Value;
 
 use super::uad::{show_warnings, uad};
 use crate::args;
-use crate::client::Client;
+use crate::client::{self, Client};
 use crate::glue::sql_err;
 use crate::options::{AnswerArgs, SamplesFor};
 
@@ -21,6 +21,7 @@ pub fn uad_filter(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Value>
     let conn = unsafe { ctx.get_connection() }?;
     let a = AnswerArgs::parse(&conn, F, &args::values(ctx), SamplesFor::Uad).map_err(sql_err)?;
     if !a.has_units() {
+        client::note_blank_response(F, "the response as given");
         return Ok(Value::Text(a.response));
     }
     let r = uad(client, F, a).map_err(sql_err)?;

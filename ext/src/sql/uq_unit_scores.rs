@@ -45,6 +45,7 @@ impl TableFn for UnitScores {
         const F: &str = UnitScores::NAME;
         let a = AnswerArgs::parse(conn, F, a, SamplesFor::Score)?;
         if !a.has_units() {
+            client::note_blank_response(F, "no rows");
             return Ok(Vec::new());
         }
         let response = a.response.clone();

@@ -271,6 +271,91 @@ db.close()
     )
 }
 
+/// The analyst's silent cases (issue 48) are errors or warnings: non-string samples in a
+/// DataFrame, a missing database file (not created), blank answers (pandas warns, SQL notes it
+/// in uq_debug()), and a job whose rows failed (a warning with the count and the query;
+/// `strict=True` raises).
+#[test]
+fn score_frame_and_score_table_say_what_a_silent_case_would_hide() {
+    let env = Env::new("pysilent");
+    let code = format!(
+        r#"{db}
+import json, os, sqlite3, warnings
+import uqlite, pandas as pd
+try:
+    uqlite.score_frame(pd.DataFrame({{"response": ["A b."], "samples": [[1, 2]]}}))
+except ValueError as e:
+    print("NONSTRING", e)
+try:
+    uqlite.score_table("nosuch.db", "answers", progress=False)
+except FileNotFoundError as e:
+    print("MISSING", e)
+print("CREATED", os.path.exists("nosuch.db"))
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    out = uqlite.score_frame(pd.DataFrame({{"response": ["", {resp:?}], "samples": [json.dumps(["x"]), json.dumps({samples:?})]}}),
+                             options={{"scorers": ["entailment"]}})
+    print("BLANK_WARN", " | ".join(str(x.message) for x in w))
+print("BLANK_ROWS", out.attrs["uqlite_unscored_rows"], sorted(set(out["row"])))
+conn = sqlite3.connect(":memory:")
+uqlite.load(conn)
+print("SQL_BLANK", conn.execute("SELECT response_confidence('', '[\"x\"]')").fetchone()[0])
+dbg = conn.execute("SELECT uq_debug()").fetchone()[0]
+print("SQL_NOTE", "blank" in dbg)
+# the wheel's int8 variant runs on the CPU with --precision auto, no second step
+print("PRECISION", [l for l in dbg.splitlines() if l.strip().startswith("precision")][:1])
+db = sqlite3.connect("answers.db")
+db.execute("UPDATE answers SET samples = 'not json' WHERE id > 1")
+db.commit(); db.close()
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    df = uqlite.score_table("answers.db", "answers", {{"scorers": ["entailment"]}}, progress=False)
+    print("FAILED_WARN", " | ".join(f"{{type(x.message).__name__}}: {{x.message}}" for x in w))
+print("SCORED", sorted(set(df["source_key"])))
+try:
+    uqlite.score_table("answers.db", "answers", {{"scorers": ["entailment"]}}, progress=False, resume=False, strict=True)
+except RuntimeError as e:
+    print("STRICT", e)
+"#,
+        db = answers_db("answers.db", 3),
+        resp = RESPONSE,
+        samples = SAMPLES.to_vec(),
+    );
+    let out = env.python(&code);
+    let line = |p: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("no {p} line in:\n{out}"))
+            .to_string()
+    };
+    let l = line("NONSTRING");
+    assert!(
+        l.contains("row 0") && l.contains("sample 0 is int"),
+        "{out}"
+    );
+    let l = line("MISSING");
+    assert!(l.contains("no database file 'nosuch.db'"), "{out}");
+    assert_eq!(line("CREATED"), "CREATED False", "{out}");
+    assert!(
+        line("BLANK_WARN").contains("1 of 2 rows have no answer"),
+        "{out}"
+    );
+    assert_eq!(line("BLANK_ROWS"), "BLANK_ROWS [0] [1]", "{out}");
+    assert_eq!(line("SQL_BLANK"), "SQL_BLANK None", "{out}");
+    assert_eq!(line("SQL_NOTE"), "SQL_NOTE True", "{out}");
+    let l = line("PRECISION");
+    assert!(l.contains("int8") && !l.contains("note"), "{out}");
+    let l = line("FAILED_WARN");
+    assert!(
+        l.contains("RowsFailedWarning")
+            && l.contains("2 of 3 rows failed")
+            && l.contains("FROM uq_job_error WHERE job_id"),
+        "{out}"
+    );
+    assert_eq!(line("SCORED"), "SCORED ['1']", "{out}");
+    assert!(line("STRICT").contains("2 of 3 rows failed"), "{out}");
+}
+
 #[test]
 fn wheel_installs_and_runs_the_readme_quick_looks_and_score_frame() {
     let env = Env::new("pywheel");

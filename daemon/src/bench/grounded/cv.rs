@@ -49,6 +49,7 @@ pub(super) fn cross_validated(
         scores: conf.to_vec(),
         labels: accurate.to_vec(),
         answers: rec.to_vec(),
+        major: Vec::new(),
     };
     let scored: Vec<Labelled> = grid.iter().map(|&t| set(&score(t))).collect();
     let mut cv = vec![f64::NAN; ce.len()];

@@ -134,6 +134,7 @@ pub fn compare(a: &Path, b: &Path, resamples: usize, seed: u64) -> Result<String
         "Δ AUROC".into(),
         "Δ AUC-PR".into(),
         "Δ NonFact AUC-PR".into(),
+        "Δ NonFact* AUC-PR".into(),
     ]];
     // per scorer: the datasets both runs scored
     let mut pooled: Vec<(String, Vec<(&Labelled, &Labelled)>)> = Vec::new();
@@ -151,7 +152,7 @@ pub fn compare(a: &Path, b: &Path, resamples: usize, seed: u64) -> Result<String
             value(Figure::Auroc.of(sa, &sa.clusters().all())),
             value(Figure::Auroc.of(sb, &sb.clusters().all())),
         ];
-        for f in Figure::ALL {
+        for f in Figure::ALL.into_iter().chain([Figure::NonfactStarAucPr]) {
             let d = f.paired(sa, sb, resamples, seed)?;
             if f == Figure::Auroc && d.is_some_and(|d| d.sign() < 0) {
                 worse.push((scorer.clone(), dataset.clone()));

@@ -35,6 +35,9 @@ pub struct Dataset {
     /// Per item, the labels of its units (`Level::Unit`; `None`: unlabelled, left out) or its
     /// one label (`Level::Answer`).
     pub labels: Vec<Vec<Option<bool>>>,
+    /// Per item, per unit, whether it is major-inaccurate (WikiBio's three classes; empty
+    /// elsewhere): the NonFact\* figure.
+    pub major: Vec<Vec<bool>>,
     /// The scorers run (and read).
     pub scorers: Vec<&'static str>,
     /// LLM calls the answers' scores rest on: the samples the sample scorers read (given in the
@@ -155,6 +158,7 @@ fn wikibio(
     }
     let mut items = Vec::new();
     let mut labels = Vec::new();
+    let mut major = Vec::new();
     for (i, r) in recs.iter().enumerate() {
         check_samples(file, r.gpt3_text_samples.len(), s.samples)?;
         if r.annotation.len() != r.gpt3_sentences.len() {
@@ -174,6 +178,12 @@ fn wikibio(
             options: s.options(o, grounded),
         });
         labels.push(r.annotation.iter().map(|a| Some(a == "accurate")).collect());
+        major.push(
+            r.annotation
+                .iter()
+                .map(|a| a == "major_inaccurate")
+                .collect(),
+        );
     }
     Ok(Dataset {
         name,
@@ -182,6 +192,7 @@ fn wikibio(
         llm_calls: s.samples * items.len(),
         items,
         labels,
+        major,
         scorers,
     })
 }
@@ -224,6 +235,7 @@ fn claims(
         llm_calls: s.samples * items.len(),
         items,
         labels,
+        major: Vec::new(),
         scorers: DEFAULT.to_vec(),
     })
 }
@@ -259,6 +271,7 @@ fn grounded(file: &'static str, path: &Path, s: &Settings) -> Result<Vec<Dataset
             level: Level::Answer,
             items,
             labels,
+            major: Vec::new(),
             scorers: scorers.clone(),
             llm_calls: 0,
         });

@@ -1,7 +1,8 @@
 //! `uqd bench suite`: the default scorers over every shared evaluation file, each figure with a
 //! 95 % interval over resampled answers (`uq_core::metrics::bootstrap`), in one table:
 //!
-//! * per dataset and scorer: AUROC, AUC-PR and NonFact AUC-PR (`uq_core::evaluation`);
+//! * per dataset and scorer: AUROC, AUC-PR and NonFact AUC-PR (`uq_core::evaluation`), on
+//!   WikiBio also NonFact\* (its AUC-PR is SelfCheckGPT's Factual);
 //!   the grounded_dev tasks at answer level, with the answer's confidence under the default
 //!   aggregation and under min and mean (`scorer@min`, `scorer@mean`);
 //! * per pair of claim files (a change of LLM, a change of domain), both directions: ECE of the
@@ -85,7 +86,7 @@ pub fn suite(engine: &Engine, llm: &LlmService, args: &SuiteArgs) -> Result<(), 
             for (name, set) in labelled(d, &r.results, scorer) {
                 units = units.max(set.labels.len());
                 lines.push(units_line(d.name, &name, &set));
-                for f in Figure::ALL {
+                for f in Figure::of_set(&set) {
                     lines.push(figure_line(
                         d.name,
                         &name,
@@ -186,11 +187,15 @@ fn labelled(
         Level::Unit => {
             let mut set = Labelled::default();
             for (i, (r, labels)) in results.iter().zip(&d.labels).enumerate() {
-                for (s, l) in r.unit_scores(scorer).into_iter().zip(labels) {
+                let major = d.major.get(i);
+                for (u, (s, l)) in r.unit_scores(scorer).into_iter().zip(labels).enumerate() {
                     if let Some(l) = l {
                         set.scores.push(s);
                         set.labels.push(*l);
                         set.answers.push(i);
+                        if let Some(m) = major {
+                            set.major.push(m[u]);
+                        }
                     }
                 }
             }

@@ -99,6 +99,7 @@ pub fn render(lines: &[Value]) -> String {
         "AUROC".into(),
         "AUC-PR".into(),
         "NonFact AUC-PR".into(),
+        "NonFact* AUC-PR".into(),
     ]];
     let figures: Vec<&Value> = of(lines, "figure").collect();
     let mut seen: Vec<(String, String)> = Vec::new();
@@ -123,10 +124,16 @@ pub fn render(lines: &[Value]) -> String {
             cell("auroc"),
             cell("auc_pr"),
             cell("nonfact_auc_pr"),
+            cell("nonfact_star_auc_pr"),
         ]);
         seen.push(key);
     }
     out.push_str(&grid(&rows));
+    out.push_str(
+        "AUC-PR: the true units positive (on WikiBio, SelfCheckGPT's Factual); NonFact: the false \
+         units positive, score 1 − confidence; NonFact*: the major-inaccurate sentences positive, \
+         over the passages not wholly major-inaccurate (WikiBio)\n",
+    );
 
     let aggregations: Vec<&Value> = of(lines, "aggregation").collect();
     if !aggregations.is_empty() {

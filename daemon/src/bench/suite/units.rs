@@ -5,11 +5,16 @@ use serde_json::{json, Value};
 use uq_core::evaluation::Labelled;
 
 /// The units line of one dataset and scorer (a NaN score written as null).
+/// WikiBio's sets also carry `major` (1: major-inaccurate), for NonFact\*.
 pub(super) fn units_line(dataset: &str, scorer: &str, set: &Labelled) -> Value {
-    json!({"suite": "units", "dataset": dataset, "scorer": scorer,
+    let mut l = json!({"suite": "units", "dataset": dataset, "scorer": scorer,
         "scores": set.scores.iter().map(|s| s.is_finite().then_some(*s)).collect::<Vec<_>>(),
         "labels": set.labels.iter().map(|&l| u8::from(l)).collect::<Vec<_>>(),
-        "answers": set.answers})
+        "answers": set.answers});
+    if !set.major.is_empty() {
+        l["major"] = json!(set.major.iter().map(|&m| u8::from(m)).collect::<Vec<_>>());
+    }
+    l
 }
 
 /// A units line read back (`--compare`).
@@ -28,5 +33,8 @@ pub(super) fn read_units(l: &Value) -> Option<Labelled> {
             .iter()
             .map(|v| v.as_u64().map(|x| x as usize))
             .collect::<Option<_>>()?,
+        major: l["major"].as_array().map_or_else(Vec::new, |m| {
+            m.iter().map(|v| v.as_u64() == Some(1)).collect()
+        }),
     })
 }

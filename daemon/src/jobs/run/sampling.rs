@@ -63,8 +63,13 @@ pub(super) fn generate_missing(
         "the samples"
     };
     if spec.generate == 0 {
+        let state = if answer_missing && row.answer.is_some() {
+            "empty (blank text)"
+        } else {
+            "NULL"
+        };
         return Err(format!(
-            "{what} column is NULL for this row: fill it, or set job option generate to the number of samples to generate from the prompt"
+            "{what} column is {state} for this row: fill it, or set job option generate to the number of samples to generate from the prompt"
         ));
     }
     let prompt = row
