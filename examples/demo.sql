@@ -49,12 +49,13 @@ FROM rag r, uq_unit_scores(r.answer, NULL,
 ORDER BY r.id, s.unit_idx;
 
 -- "Is anything unsupported?": the weakest sentence (min), the LLM-free sentence filter (the
--- sentences scoring >= 0.5, as written), and the answer with its unsupported part marked [!…].
+-- sentences scoring >= 1/3, as written: the default cut, where the highlight marks a sentence
+-- doubtful [?…]), and the answer with its unsupported part marked [!…].
 SELECT r.id,
        round(response_confidence(r.answer, NULL, '{"scorers":["grounded_entailment"],
          "aggregation":"min","sources":{"fts":"docs","k":3}}'), 3) AS weakest,
        uad_filter(r.answer, NULL, '{"granularity":"sentence","scorers":["grounded_entailment"],
-         "sources":{"fts":"docs","k":3},"threshold":0.5}') AS filtered
+         "sources":{"fts":"docs","k":3}}') AS filtered
 FROM rag r;
 
 SELECT r.id, uq_highlight(r.answer, s.unit, s.score, s.scorer, '{"format":"text"}') AS highlighted
@@ -62,13 +63,14 @@ FROM rag r, uq_unit_scores(r.answer, NULL,
        '{"scorers":["grounded_entailment"],"sources":{"fts":"docs","k":3}}') s
 GROUP BY r.id;
 
--- Claims (the embedded SmolLM2 decomposes the answer; no network, no keys), their support by the
+-- Claims ("granularity":"claim": the embedded SmolLM2 decomposes the answer; no network, no keys;
+-- without a capable LLM configured, uad_filter and uad_claims filter sentences), their support by the
 -- samples (LUQ-atomic), and uncertainty-aware decoding: the answer rebuilt from its kept claims,
 -- each sentence of the rebuild checked against them. A sentence the claims do not entail is
 -- scored too (origin 'uncovered_sentence'), so a detail the decomposition drops is not lost.
 SELECT c.idx, c.claim, round(c.score, 3) AS luq_atomic, c.kept, c.origin
-FROM answers a, uad_claims(a.answer, a.samples, '{"scorers":["luq_atomic"],"threshold":0.5}') c;
+FROM answers a, uad_claims(a.answer, a.samples, '{"granularity":"claim","scorers":["luq_atomic"],"threshold":0.5}') c;
 
 SELECT round(claim_confidence(answer, samples, '{"scorers":["luq_atomic"]}'), 3) AS claim_confidence,
-       uad_filter(answer, samples, '{"scorers":["luq_atomic"],"threshold":0.5}') AS refined_answer
+       uad_filter(answer, samples, '{"granularity":"claim","scorers":["luq_atomic"],"threshold":0.5}') AS refined_answer
 FROM answers;

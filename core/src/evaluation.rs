@@ -14,6 +14,8 @@
 //!
 //! Units with a NaN score are left out of every figure (counted by the callers).
 
+pub mod align;
+
 use crate::calibrate::conformal::Conformal;
 use crate::calibrate::{Calibration, Method};
 use crate::metrics::bootstrap::{bootstrap, paired, Clusters, Interval};

@@ -5,7 +5,8 @@
 //! The answer is cut at every span boundary; a piece covered by several units (claims that
 //! overlap, or one unit under several scorers) takes the lowest of their scores and lists each
 //! of them. A score is one of three levels: *unsupported* below option `unsupported` (0.2),
-//! *doubtful* below option `doubtful` (0.5), else *supported*. HTML ([`html`]) colours each
+//! *doubtful* below option `doubtful` (1/3: [`crate::aggregate::DEFAULT_CUT`], the cut where UAD
+//! and the sentence filter drop a unit), else *supported*. HTML ([`html`]) colours each
 //! piece on a colour-blind-safe scale ([`colour`]) and underlines the two low levels; text
 //! ([`text`]) wraps them in `[!…]` and `[?…]` for terminals.
 

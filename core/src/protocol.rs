@@ -321,6 +321,15 @@ pub const UAD_BUNDLED_LLM_WARNING: &str = "the claims were written by the bundle
     filtering without an LLM pass '{\"granularity\":\"sentence\"}', or configure a capable LLM \
     with option decomposition_llm or llm (e.g. one registered in temp.uq_llms)";
 
+/// The note of a `uad` reply that filtered sentences because no capable LLM is configured (no
+/// option `granularity`, no `units`, the decomposition LLM the bundled SmolLM2): the extension
+/// shows it once per connection on stderr.
+pub const UAD_SENTENCE_DEFAULT_NOTE: &str = "no capable LLM is configured (the decomposition \
+    LLM is the bundled SmolLM2-135M, which writes poor claims), so the answer's sentences were \
+    filtered without an LLM (granularity sentence); for claims configure a capable LLM with \
+    option decomposition_llm or llm (e.g. one registered in temp.uq_llms), or pass \
+    '{\"granularity\":\"claim\"}' to use the bundled one";
+
 /// Result of a `uad` request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UadResult {
@@ -346,7 +355,8 @@ pub struct UadResult {
     /// reconstruction was made).
     #[serde(default)]
     pub verified: bool,
-    /// Sentences of the reconstruction removed by the check.
+    /// Sentences of the reconstruction removed by the check; for the sentence filter, the
+    /// answer's sentences (units) it removed, in order.
     #[serde(default)]
     pub removed_sentences: Vec<String>,
     /// What went wrong that the result alone does not show: kept claims the reconstruction

@@ -6,120 +6,145 @@
 //! highest AUROC, with the paired interval of its lead over the runner-up); its Platt
 //! calibration and its conformal threshold at α, fitted on all the labelled answers. Written to
 //! `uq_eval` / `uq_eval_figure` (migration 7), which `uqd report` shows.
+//!
+//! With `--labels LABELS_TABLE` the labels come from a table of the user's own instead
+//! ([`labels`]), aligned to the scored units per answer ([`relabel`]); `--json` prints
+//! [`json::evaluations`].
+
+mod evaluation;
+pub mod json;
+pub mod labels;
+mod relabel;
+
+pub use evaluation::{EvalArgs, Evaluation, Scored};
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use rusqlite::params;
-use uq_core::calibrate::conformal::Conformal;
-use uq_core::calibrate::{Calibration, FittedOn};
+use uq_core::calibrate::FittedOn;
 use uq_core::evaluation::{same_units, Figure, Fitted, Labelled, Transfer};
 use uq_core::metrics::bootstrap::{paired, Interval};
 
 use crate::bench::grid;
 use crate::report::{self, UnitRow};
-
-pub struct EvalArgs<'a> {
-    pub db: &'a Path,
-    /// Only the answers of this source table (`None`: all).
-    pub table: Option<&'a str>,
-    pub resamples: usize,
-    pub seed: u64,
-    /// The conformal level.
-    pub alpha: f64,
-    /// Write `uq_eval` / `uq_eval_figure` (else print only).
-    pub write: bool,
-}
-
-/// One scorer's labelled units and figures (name, interval).
-pub struct Scored {
-    pub scorer: String,
-    pub set: Labelled,
-    pub figures: Vec<(&'static str, Option<Interval>)>,
-}
-
-/// One run and granularity evaluated.
-pub struct Evaluation {
-    pub run_id: i64,
-    pub granularity: String,
-    pub scorers: Vec<Scored>,
-    pub recommended: Option<String>,
-    pub calibration: Option<Calibration>,
-    pub conformal: Option<Conformal>,
-    pub notes: Vec<String>,
-}
-
-impl Evaluation {
-    /// (labelled units, answers) of the scorer that scored the most.
-    fn size(&self) -> (usize, usize) {
-        self.scorers
-            .iter()
-            .map(|s| (s.set.labels.len(), s.set.clusters().answers()))
-            .max()
-            .unwrap_or((0, 0))
-    }
-}
+use relabel::Matching;
 
 /// Evaluates DB (module doc); returns the evaluations and the text printed.
 pub fn eval(args: &EvalArgs) -> Result<(Vec<Evaluation>, String), String> {
     let data = report::load(args.db)?;
-    let rows: Vec<&UnitRow> = data
-        .units
-        .iter()
-        .filter(|u| {
-            args.table
-                .is_none_or(|t| u.source_table.as_deref() == Some(t))
-        })
-        .collect();
+    let rows = match args.labels {
+        Some(spec) => {
+            if args.table.is_none() {
+                return Err(format!(
+                    "--labels {t} needs TABLE, the scored table whose rows the labels' key \
+                     names: uqd eval {} TABLE --labels {t}",
+                    args.db.display(),
+                    t = spec.table
+                ));
+            }
+            Some(labels::read(args.db, spec)?)
+        }
+        None => None,
+    };
     let mut groups: BTreeMap<(i64, String), Vec<&UnitRow>> = BTreeMap::new();
-    for u in rows {
+    for u in data.units.iter().filter(|u| {
+        args.table
+            .is_none_or(|t| u.source_table.as_deref() == Some(t))
+    }) {
         groups
             .entry((u.run_id, u.granularity.clone()))
             .or_default()
             .push(u);
     }
     let mut out = Vec::new();
+    let mut unmatched = Vec::new();
     for ((run_id, granularity), units) in groups {
-        // as the report: only objective units when any is labelled objective
-        let objective_only = units.iter().any(|u| u.objective.is_some());
-        let mut by_scorer: Vec<(String, Labelled)> = Vec::new();
-        for u in units
-            .iter()
-            .filter(|u| u.label.is_some() && (!objective_only || u.objective == Some(true)))
-        {
-            let set = match by_scorer.iter_mut().find(|x| x.0 == u.scorer) {
-                Some(x) => &mut x.1,
-                None => {
-                    by_scorer.push((u.scorer.clone(), Labelled::default()));
-                    &mut by_scorer.last_mut().expect("just pushed").1
-                }
-            };
-            set.scores.push(u.score.unwrap_or(f64::NAN));
-            set.labels.push(u.label == Some(true));
-            set.answers.push(u.answer_id as usize);
-        }
+        let (by_scorer, matching) = match (&rows, args.labels) {
+            (Some(rows), Some(spec)) => {
+                let (labels, m) = relabel::relabel(&spec.table, &units, rows);
+                let of = |u: &UnitRow| labels.get(&(u.answer_id, u.position)).copied();
+                (labelled(&units, of), Some(m))
+            }
+            _ => {
+                // as the report: only objective units when any is labelled objective
+                let objective_only = units.iter().any(|u| u.objective.is_some());
+                let of = |u: &UnitRow| {
+                    u.label
+                        .filter(|_| !objective_only || u.objective == Some(true))
+                };
+                (labelled(&units, of), None)
+            }
+        };
         if by_scorer.is_empty() {
+            unmatched.extend(matching.map(|m| (run_id, granularity, m)));
             continue;
         }
-        out.push(evaluate(run_id, granularity, by_scorer, args));
+        let mut e = evaluate(run_id, granularity, by_scorer, args);
+        if let Some(m) = matching {
+            e.notes.insert(0, m.note());
+            e.matching = Some(m);
+        }
+        out.push(e);
     }
     if out.is_empty() {
-        return Err(format!(
-            "no labelled units in {}{}: score the table with its labels (a job with \
-             \"units_column\" and \"labels_column\", e.g. uq_score_table('answers', \
-             '{{\"units_column\":\"claims\",\"labels_column\":\"labels\"}}')) or with option \
-             \"grade\", then run uqd eval again",
-            args.db.display(),
-            args.table
-                .map(|t| format!(" for table {t}"))
-                .unwrap_or_default()
-        ));
+        return Err(no_labelled_units(args, &unmatched));
     }
     if args.write {
         write(args, &out)?;
     }
     let text = render(args, &out);
     Ok((out, text))
+}
+
+/// Each scorer's units that `label_of` labels.
+fn labelled(
+    units: &[&UnitRow],
+    label_of: impl Fn(&UnitRow) -> Option<bool>,
+) -> Vec<(String, Labelled)> {
+    let mut by_scorer: Vec<(String, Labelled)> = Vec::new();
+    for u in units {
+        let Some(label) = label_of(u) else {
+            continue;
+        };
+        let set = match by_scorer.iter_mut().find(|x| x.0 == u.scorer) {
+            Some(x) => &mut x.1,
+            None => {
+                by_scorer.push((u.scorer.clone(), Labelled::default()));
+                &mut by_scorer.last_mut().expect("just pushed").1
+            }
+        };
+        set.scores.push(u.score.unwrap_or(f64::NAN));
+        set.labels.push(label);
+        set.answers.push(u.answer_id as usize);
+    }
+    by_scorer
+}
+
+/// The error of an evaluation with no labelled unit: how to add labels, or (with `--labels`)
+/// what the matching found.
+fn no_labelled_units(args: &EvalArgs, unmatched: &[(i64, String, Matching)]) -> String {
+    let table = args
+        .table
+        .map(|t| format!(" for table {t}"))
+        .unwrap_or_default();
+    let Some(spec) = args.labels else {
+        return format!(
+            "no labelled units in {}{table}: score the table with its labels (a job with \
+             \"units_column\" and \"labels_column\", e.g. uq_score_table('answers', \
+             '{{\"units_column\":\"claims\",\"labels_column\":\"labels\"}}')) or with option \
+             \"grade\", or give a labels table of your own with --labels TABLE, then run uqd eval \
+             again",
+            args.db.display()
+        );
+    };
+    relabel::nothing_matched(
+        &format!(
+            "no scored unit of {}{table} matched the labels of table {}",
+            args.db.display(),
+            spec.table
+        ),
+        unmatched,
+    )
 }
 
 fn evaluate(
@@ -161,39 +186,8 @@ fn evaluate(
         } = &scorers[best];
         recommended = Some(name.clone());
         let a = auroc(best).unwrap_or(f64::NAN);
-        match order.get(1).map(|&r| (&scorers[r].scorer, &scorers[r].set)) {
-            Some((other, oset)) if same_units(set, oset).is_ok() => {
-                let d = paired(
-                    &set.clusters(),
-                    args.resamples,
-                    args.seed,
-                    |i| Figure::Auroc.of(set, i),
-                    |i| Figure::Auroc.of(oset, i),
-                );
-                notes.push(match d {
-                    Some(d) if d.sign() > 0 => format!(
-                        "{name} has the highest AUROC ({a:.3}), above {other} by {:.3} [{:.3}, \
-                         {:.3}] (paired interval)",
-                        d.estimate, d.low, d.high
-                    ),
-                    Some(d) => format!(
-                        "{name} has the highest AUROC ({a:.3}), but its lead over {other}, {:.3} \
-                         [{:.3}, {:.3}], is within the noise of these {} answers: either will do; \
-                         label more answers to tell them apart",
-                        d.estimate,
-                        d.low,
-                        d.high,
-                        set.clusters().answers()
-                    ),
-                    None => format!("{name} has the highest AUROC ({a:.3})"),
-                });
-            }
-            Some((other, _)) => notes.push(format!(
-                "{name} has the highest AUROC ({a:.3}); {other} scored other units, so no \
-                 paired interval"
-            )),
-            None => notes.push(format!("{name} is the only scorer with an AUROC ({a:.3})")),
-        }
+        let runner_up = order.get(1).map(|&r| (&scorers[r].scorer, &scorers[r].set));
+        notes.push(lead(name, a, set, runner_up, args));
         match set.fit_platt() {
             Ok(mut c) => {
                 c.fitted_on = Some(FittedOn {
@@ -226,6 +220,50 @@ fn evaluate(
         calibration,
         conformal,
         notes,
+        matching: None,
+    }
+}
+
+/// The note on the recommended scorer `name` (AUROC `a`) and its lead over the runner-up.
+fn lead(
+    name: &str,
+    a: f64,
+    set: &Labelled,
+    runner_up: Option<(&String, &Labelled)>,
+    args: &EvalArgs,
+) -> String {
+    match runner_up {
+        Some((other, oset)) if same_units(set, oset).is_ok() => {
+            let d = paired(
+                &set.clusters(),
+                args.resamples,
+                args.seed,
+                |i| Figure::Auroc.of(set, i),
+                |i| Figure::Auroc.of(oset, i),
+            );
+            match d {
+                Some(d) if d.sign() > 0 => format!(
+                    "{name} has the highest AUROC ({a:.3}), above {other} by {:.3} [{:.3}, \
+                     {:.3}] (paired interval)",
+                    d.estimate, d.low, d.high
+                ),
+                Some(d) => format!(
+                    "{name} has the highest AUROC ({a:.3}), but its lead over {other}, {:.3} \
+                     [{:.3}, {:.3}], is within the noise of these {} answers: either will do; \
+                     label more answers to tell them apart",
+                    d.estimate,
+                    d.low,
+                    d.high,
+                    set.clusters().answers()
+                ),
+                None => format!("{name} has the highest AUROC ({a:.3})"),
+            }
+        }
+        Some((other, _)) => format!(
+            "{name} has the highest AUROC ({a:.3}); {other} scored other units, so no \
+             paired interval"
+        ),
+        None => format!("{name} is the only scorer with an AUROC ({a:.3})"),
     }
 }
 

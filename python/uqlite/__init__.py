@@ -14,8 +14,9 @@ and :mod:`uqlite.jobs`. Grounded checking (scorers ``grounded_entailment``,
 ``grounded_noncontradiction``, ``grounded_fallback``) checks each unit against sources instead of
 samples: option ``sources`` in SQL, ``score_frame(df, samples=None, sources="context")``, job
 option ``sources_column``. ``highlight(score_frame(...))`` shows the answers with their
-doubtful units marked (HTML in Jupyter; :mod:`uqlite.highlighted`). The SQL reference is
-docs/reference.md of the repository.
+doubtful units marked (HTML in Jupyter; :mod:`uqlite.highlighted`). ``evaluate`` runs ``uqd
+eval`` on a scored table's labels, or on a labels table of your own (:mod:`uqlite.evaluation`).
+The SQL reference is docs/reference.md of the repository.
 """
 
 from .runtime import __version__, daemon_path, load, loadable_path, runtime_env
@@ -23,6 +24,7 @@ from .runtime import __version__, daemon_path, load, loadable_path, runtime_env
 __all__ = [
     "__version__",
     "daemon_path",
+    "evaluate",
     "highlight",
     "load",
     "loadable_path",
@@ -59,3 +61,15 @@ def highlight(scores, df=None, response="response", options=None, conn=None):
     from .highlighted import highlight as f
 
     return f(scores, df=df, response=response, options=options, conn=conn)
+
+
+def evaluate(db_path, table, labels=None, label_map=None, label_expr=None, key=None, index=None,
+             text=None, label=None, write=True, alpha=0.1):
+    """Every scorer's figures with intervals, the recommended scorer, its calibration and
+    conformal fit on ``table``'s labels (``labels=``: a labels table of your own, aligned to the
+    scored sentences): see :func:`uqlite.evaluation.evaluate`. A dict of ``uqd eval --json``;
+    uqd's errors raise ValueError, a missing ``db_path`` FileNotFoundError."""
+    from .evaluation import evaluate as f
+
+    return f(db_path, table, labels=labels, label_map=label_map, label_expr=label_expr, key=key,
+             index=index, text=text, label=label, write=write, alpha=alpha)

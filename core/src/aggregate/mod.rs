@@ -7,7 +7,8 @@ pub mod sentence_filter;
 pub mod uad;
 
 pub use uad::{
-    percentile, uad_kept, uad_kept_accuracy, uad_retained, uad_threshold, DEFAULT_UAD_THRESHOLD,
+    keep_at_least, percentile, uad_kept, uad_kept_accuracy, uad_retained, uad_threshold,
+    DEFAULT_CUT, DEFAULT_UAD_THRESHOLD,
 };
 
 /// Aggregation operator over the unit scores of one response (§3.4: averaging is the

@@ -2,7 +2,8 @@
 //! whose score passes the threshold, in their original order and with their original text,
 //! without a reconstruction call. Between two kept sentences stands the whitespace that followed
 //! the first of them in the answer (a space, a line break, a blank line), or one space where
-//! that is not known (a given unit not found in the answer).
+//! that is not known (a given unit not found in the answer); when sentences between them were
+//! dropped, the gap with the most line breaks among theirs, so paragraphs stay paragraphs.
 //!
 //! [`kept_claims_sentences`] is claim-level UAD's fallback when the reconstruction loses a kept
 //! claim (option `reconstruction_fallback`): the answer's own sentences that hold the kept
@@ -27,10 +28,17 @@ pub fn kept_text(response: &str, units: &[String], kept: &[bool]) -> String {
         let gap: String = chars.get(end..next)?.iter().collect();
         (!gap.is_empty() && gap.chars().all(char::is_whitespace)).then_some(gap)
     };
+    let breaks = |s: &str| s.matches('\n').count();
     let mut out = String::new();
     let mut separator: Option<String> = None;
     for (i, unit) in units.iter().enumerate() {
         if !kept.get(i).copied().unwrap_or(false) {
+            // A paragraph break after a dropped unit stays between the kept units around it.
+            if let (Some(sep), Some(gap)) = (separator.as_mut(), after(i)) {
+                if breaks(&gap) > breaks(sep) {
+                    *sep = gap;
+                }
+            }
             continue;
         }
         if let Some(sep) = separator.take() {
@@ -167,6 +175,21 @@ mod tests {
         assert_eq!(
             kept_text(r, &u, &[true, false, true]),
             "First point.\n\nThird point."
+        );
+        // The paragraph break after a dropped sentence stays.
+        let r = "One. Two.\n\nThree. Four.";
+        let u = units(&["One.", "Two.", "Three.", "Four."]);
+        assert_eq!(
+            kept_text(r, &u, &[true, false, true, true]),
+            "One.\n\nThree. Four."
+        );
+        assert_eq!(
+            kept_text(r, &u, &[false, true, false, true]),
+            "Two.\n\nFour."
+        );
+        assert_eq!(
+            kept_text(r, &u, &[false, false, true, true]),
+            "Three. Four."
         );
     }
 

@@ -2,9 +2,15 @@
 //! `UncertaintyAwareDecoder`): a claim is kept when its score is at or above a threshold, fixed
 //! or a percentile of the answer's own claim scores ([`uad_retained`] says why ≥, not uqlm's >).
 
-/// UAD's default claim filter threshold: keep claims scoring at least 1/3 (uqlm's
-/// `response_refinement_threshold` default).
-pub const DEFAULT_UAD_THRESHOLD: f64 = 1.0 / 3.0;
+/// The one default cut of uqlite: a unit scoring below it is doubtful. UAD and the sentence
+/// filter drop it, `uq_highlight` marks it (option `doubtful`), the report and Datasette show it
+/// so. 1/3 is uqlm's `response_refinement_threshold` default. When the scorer has a calibration
+/// (option `calibration`) the cut is on the calibrated probability: P(true) < 1/3, odds of two
+/// to one that the unit is false.
+pub const DEFAULT_CUT: f64 = 1.0 / 3.0;
+
+/// UAD's default claim filter threshold: [`DEFAULT_CUT`].
+pub const DEFAULT_UAD_THRESHOLD: f64 = DEFAULT_CUT;
 
 /// The threshold for an answer whose claims score `scores`: the `percentile_q`-th percentile of
 /// the scores when given (`None` when no score is left to take it from), else `fixed`, else
@@ -38,6 +44,20 @@ pub fn uad_kept(scores: &[f64], threshold: Option<f64>) -> Vec<bool> {
 /// two rules differ only for a score exactly equal to τ.
 pub fn uad_retained(scores: &[f64], tau: f64) -> Vec<bool> {
     scores.iter().map(|&c| c >= tau).collect()
+}
+
+/// Option `min_kept`: `kept` (for `scores`) with at least `n` units kept, adding the best
+/// scored of the dropped ones (the earlier on ties; a NaN score never) while fewer are kept.
+pub fn keep_at_least(scores: &[f64], mut kept: Vec<bool>, n: usize) -> Vec<bool> {
+    let have = kept.iter().filter(|&&k| k).count();
+    let mut order: Vec<usize> = (0..scores.len())
+        .filter(|&i| !kept[i] && !scores[i].is_nan())
+        .collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    for i in order.into_iter().take(n.saturating_sub(have)) {
+        kept[i] = true;
+    }
+    kept
 }
 
 /// UAD's kept accuracy at percentile q, pooled over answers, each a list of (claim score,
@@ -92,6 +112,26 @@ mod tests {
 
     fn close(a: Option<f64>, b: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-12)
+    }
+
+    #[test]
+    fn min_kept_adds_the_best_dropped_units_never_nan() {
+        let s = [0.1, f64::NAN, 0.3, 0.3, 0.9];
+        let none = vec![false; 5];
+        assert_eq!(keep_at_least(&s, none.clone(), 0), none);
+        assert_eq!(
+            keep_at_least(&s, none.clone(), 1),
+            [false, false, false, false, true]
+        );
+        // ties: the earlier first
+        assert_eq!(
+            keep_at_least(&s, none.clone(), 2),
+            [false, false, true, false, true]
+        );
+        // at most the scored units; already enough kept: unchanged
+        assert_eq!(keep_at_least(&s, none, 9), [true, false, true, true, true]);
+        let one = vec![true, false, false, false, false];
+        assert_eq!(keep_at_least(&s, one.clone(), 1), one);
     }
 
     /// (threshold, kept) at the q-th percentile, as the daemon's `uad` op.

@@ -1,6 +1,6 @@
 //! The HTML of a highlighted answer: one `<div class="uq-highlight">` with inline styles only
-//! (it renders the same in Datasette, Jupyter, the report and a browser, with no stylesheet),
-//! every text escaped.
+//! (it renders the same in Datasette, Jupyter, the report and a browser, with no stylesheet;
+//! left-aligned, whatever alignment the cell it is put in has), every text escaped.
 //!
 //! Each marked piece is `<span class="uq-hl uq-LEVEL" data-score="…" data-units="N"
 //! style="background-color:rgb(…)…" title="…">`: the background [`colour_at`] of its lowest
@@ -92,7 +92,7 @@ fn marked(out: &mut String, text: &str, marks: &[Mark], covering: &[usize], o: &
 pub fn render(response: &str, marks: &[Mark], o: &Options) -> String {
     let chars: Vec<char> = response.chars().collect();
     let mut out =
-        String::from("<div class=\"uq-highlight\" style=\"white-space:pre-wrap;line-height:1.7\">");
+        String::from("<div class=\"uq-highlight\" style=\"white-space:pre-wrap;line-height:1.7;text-align:left\">");
     for (a, b, covering) in pieces(chars.len(), marks) {
         let text: String = chars[a..b].iter().collect();
         if covering.is_empty() {
@@ -139,12 +139,12 @@ fn legend(o: &Options) -> String {
         chip(
             Level::Unsupported,
             0.0,
-            format!("unsupported: below {}", o.unsupported)
+            format!("unsupported: below {}", super::marks::short(o.unsupported))
         ),
         chip(
             Level::Doubtful,
             (o.unsupported + o.doubtful) / 2.0,
-            format!("doubtful: below {}", o.doubtful)
+            format!("doubtful: below {}", super::marks::short(o.doubtful))
         ),
         chip(Level::Supported, 1.0, "supported".to_string()),
     )

@@ -48,7 +48,8 @@ pub enum Format {
 /// `uq_highlight`'s options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
-    /// Scores below it are doubtful.
+    /// Scores below it are doubtful (default: the one default cut,
+    /// [`crate::aggregate::DEFAULT_CUT`], where UAD and the sentence filter drop a unit).
     pub doubtful: f64,
     /// Scores below it are unsupported (at most `doubtful`).
     pub unsupported: f64,
@@ -57,10 +58,16 @@ pub struct Options {
     pub legend: bool,
 }
 
+/// A level as an error shows it: at most 3 decimals (the default doubtful, 1/3, as 0.333).
+pub(crate) fn short(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
-            doubtful: 0.5,
+            doubtful: crate::aggregate::DEFAULT_CUT,
             unsupported: 0.2,
             format: Format::Html,
             legend: false,
@@ -124,7 +131,8 @@ impl Options {
             return Err(format!(
                 "options_json: unsupported ({}) must be at most doubtful ({}): scores below \
                  unsupported are the lowest level; {OPTIONS_FIX}",
-                out.unsupported, out.doubtful
+                short(out.unsupported),
+                short(out.doubtful)
             ));
         }
         Ok(out)

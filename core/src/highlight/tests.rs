@@ -135,10 +135,18 @@ fn units_not_in_the_answer_follow_it() {
 
 #[test]
 fn colours_run_from_orange_to_purple() {
-    assert_eq!(colour(0.0), [230, 97, 1]);
-    assert_eq!(colour(0.25), [242, 141, 50]);
-    assert_eq!(colour(0.4999999), [253, 184, 99]);
-    assert_eq!(colour(0.5), [178, 171, 210]);
+    let half = Options {
+        doubtful: 0.5,
+        ..Options::default()
+    };
+    assert_eq!(colour_at(0.0, &half), [230, 97, 1]);
+    assert_eq!(colour_at(0.25, &half), [242, 141, 50]);
+    assert_eq!(colour_at(0.4999999, &half), [253, 184, 99]);
+    assert_eq!(colour_at(0.5, &half), [178, 171, 210]);
+    assert_eq!(colour_at(1.0, &half), [216, 218, 235]);
+    // At the default cut (1/3) purple begins.
+    assert_eq!(colour(crate::aggregate::DEFAULT_CUT), [178, 171, 210]);
+    assert_eq!(colour(0.333), [253, 184, 99]);
     assert_eq!(colour(1.0), [216, 218, 235]);
 }
 

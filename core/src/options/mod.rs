@@ -66,6 +66,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "verify",
     "verify_threshold",
     "reconstruction_fallback",
+    "min_kept",
     "claim_union",
     "graph_threshold",
     "pagerank_damping",
@@ -94,7 +95,7 @@ pub struct ScoreOptions {
     /// Stage 3: `aggregation`.
     pub aggregate: AggregateOptions,
     /// Uncertainty-aware decoding: `threshold`, `threshold_percentile`, `conformal`, `uad_scorer`,
-    /// `verify`, `verify_threshold`, `reconstruction_fallback`.
+    /// `verify`, `verify_threshold`, `reconstruction_fallback`, `min_kept`.
     pub uad: UadOptions,
     /// Generated answers: `temperature`, `sampling_temperature`.
     pub generation: GenerationOptions,

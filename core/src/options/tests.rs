@@ -290,6 +290,11 @@ fn generation_and_uad_options() {
     );
     assert_eq!(o.scoring.prompt.as_deref(), Some("Who?"));
     assert_eq!(o.uad.threshold, Some(0.5));
+    assert_eq!(o.uad.min_kept, 0);
+    assert_eq!(
+        parse_options(&json!({"min_kept": 2})).map(|o| o.uad.min_kept),
+        Ok(2)
+    );
     assert_eq!(o.uad_scorer(), Scorer::ContrastedEntailment);
     assert_eq!(
         o.scoring.require_prompt(Scorer::VerbalizedConfidence),
@@ -339,6 +344,13 @@ fn generation_and_uad_options() {
         (
             json!({"conformal": CONFORMAL_MODEL(), "threshold_percentile": 50}),
             "options conformal and threshold_percentile",
+        ),
+        (json!({"min_kept": -1}), "option min_kept"),
+        (json!({"min_kept": 1.5}), "option min_kept"),
+        (json!({"min_kept": "1"}), "option min_kept"),
+        (
+            json!({"conformal": CONFORMAL_MODEL(), "min_kept": 1}),
+            "options conformal and min_kept",
         ),
     ];
     for (v, name) in cases {

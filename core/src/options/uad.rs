@@ -35,6 +35,9 @@ pub struct UadOptions {
     pub verify: bool,
     /// Option `verify_threshold`: p_e a sentence of the reconstruction needs to be kept.
     pub verify_threshold: f64,
+    /// Option `min_kept` (default 0): keep at least this many units of each answer, the best
+    /// scored, when fewer pass the threshold ([`crate::aggregate::uad::keep_at_least`]).
+    pub min_kept: usize,
     /// Option `reconstruction_fallback` (default true): when the reconstruction does not entail
     /// a kept claim with p_e ≥ `verify_threshold` (it lost or changed it), the refined response
     /// is the answer's sentences that hold the kept claims instead.
@@ -50,6 +53,7 @@ impl Default for UadOptions {
             uad_scorer: None,
             verify: true,
             verify_threshold: DEFAULT_VERIFY_THRESHOLD,
+            min_kept: 0,
             reconstruction_fallback: true,
         }
     }
@@ -81,6 +85,15 @@ impl UadOptions {
                 self.conformal = Some(Conformal::from_json(val, "option conformal")?);
             }
             "verify" => self.verify = bool_option(key, val)?,
+            "min_kept" => {
+                self.min_kept = ranged(
+                    key,
+                    val,
+                    "1",
+                    |x| x >= 0.0 && x.fract() == 0.0 && x <= 1e6,
+                    "a whole number ≥ 0 (units kept per answer at least)",
+                )? as usize
+            }
             "reconstruction_fallback" => self.reconstruction_fallback = bool_option(key, val)?,
             "verify_threshold" => {
                 self.verify_threshold = ranged(
@@ -107,6 +120,13 @@ impl UadOptions {
             return Err(
                 "options threshold and threshold_percentile both given: UAD filters with one of them; \
                     drop one"
+                    .to_string(),
+            );
+        }
+        if self.conformal.is_some() && self.min_kept > 0 {
+            return Err(
+                "options conformal and min_kept both given: a unit kept below the conformal \
+                 threshold breaks its guarantee; drop min_kept"
                     .to_string(),
             );
         }

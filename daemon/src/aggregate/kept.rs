@@ -68,14 +68,18 @@ pub fn lost_warning(lost: &[String], n_kept: usize, threshold: f64, fell_back: b
 /// the decomposition LLM, and that is the local model of the file the daemon ships
 /// ([`SMOLLM2_FILE`]: the LLM config's `model`, else the daemon's `local_llm`).
 pub fn by_bundled_llm(llm: &LlmService, opts: &ScoreOptions, origins: &[String]) -> bool {
+    decomposes_with_bundled_llm(llm, opts) && origins.iter().any(|o| o == origin::CLAIM)
+}
+
+/// Whether the decomposition LLM of `opts` is the bundled SmolLM2 (no capable LLM configured):
+/// the local model of the file the daemon ships.
+pub fn decomposes_with_bundled_llm(llm: &LlmService, opts: &ScoreOptions) -> bool {
     let cfg = opts.llm.for_role(LlmRole::Decomposition);
     let path = cfg
         .model
         .as_deref()
         .map_or_else(|| llm.local_llm().to_path_buf(), PathBuf::from);
-    cfg.backend == LlmBackendKind::Local
-        && is_bundled_file(&path)
-        && origins.iter().any(|o| o == origin::CLAIM)
+    cfg.backend == LlmBackendKind::Local && is_bundled_file(&path)
 }
 
 fn is_bundled_file(path: &Path) -> bool {

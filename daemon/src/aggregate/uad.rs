@@ -7,8 +7,12 @@
 //!   (as `score` at claim granularity). An explicit `granularity: "sentence"` is the LLM-free
 //!   filter instead (beyond uqlm, which refuses sentence granularity): the sentences (or given
 //!   units) are filtered by the same threshold rules and the refined response is the kept ones
-//!   as written, in order (`uq_core::aggregate::sentence_filter`); no reconstruction call, no
-//!   verification, and nothing kept gives an empty text.
+//!   as written, in order (`uq_core::aggregate::sentence_filter`), `removed_sentences` the
+//!   dropped ones; no reconstruction call, no verification, and nothing kept gives an empty
+//!   text. Without options `granularity` and `units`, when the decomposition LLM is the bundled
+//!   SmolLM2 (no capable LLM configured), the sentence filter is the default, with a note
+//!   ([`UAD_SENTENCE_DEFAULT_NOTE`]).
+//! * Option `min_kept`: at least that many units stay, the best scored.
 //! * Only the UAD scorer is computed: `uad_scorer`, else the first of `scorers` (uqlm's
 //!   `claim_filtering_scorer` default). A `uad_scorer` outside `scorers` is scored all the same
 //!   (uqlm would fall back to the first scorer with a warning, which uqlite cannot show).
@@ -41,15 +45,17 @@
 
 use serde_json::Value;
 use uq_core::aggregate::sentence_filter::{kept_claims_sentences, kept_text};
-use uq_core::aggregate::{aggregate, uad_kept};
+use uq_core::aggregate::{aggregate, keep_at_least, uad_kept};
 use uq_core::calibrate::FittedOn;
 use uq_core::limits::check_inputs;
 use uq_core::options::{parse_options, LlmRole, ScoreOptions};
-use uq_core::protocol::{origin, UadClaim, UadResult};
+use uq_core::protocol::{origin, UadClaim, UadResult, UAD_SENTENCE_DEFAULT_NOTE};
 use uq_core::scorers::Granularity;
 use uq_llm::{prompts, ChatRequest};
 
-use super::kept::{by_bundled_llm, lost_claims, lost_warning, UAD_BUNDLED_LLM_WARNING};
+use super::kept::{
+    by_bundled_llm, decomposes_with_bundled_llm, lost_claims, lost_warning, UAD_BUNDLED_LLM_WARNING,
+};
 use super::verify::verify;
 use crate::decompose::{decompose, Decomposed};
 use crate::engine::Engine;
@@ -90,12 +96,18 @@ fn uad_untallied(
     options: &Value,
 ) -> Result<UadResult, String> {
     let mut opts = parse_options(options)?;
-    // Claims unless "granularity":"sentence" is given: then the LLM-free sentence filter.
-    let sentences = opts.decompose.granularity == Granularity::Sentence
-        && options.get("granularity").is_some_and(|g| !g.is_null());
-    if !sentences {
-        opts.decompose.granularity = Granularity::Claim;
-    }
+    // Claims unless "granularity":"sentence" is given (the LLM-free sentence filter); without
+    // option granularity or units, sentences when no capable LLM is configured.
+    let given = options.get("granularity").is_some_and(|g| !g.is_null());
+    let units_given = options.get("units").is_some_and(|u| !u.is_null());
+    let sentence_default = !given && !units_given && decomposes_with_bundled_llm(llm, &opts);
+    let sentences =
+        sentence_default || (given && opts.decompose.granularity == Granularity::Sentence);
+    opts.decompose.granularity = if sentences {
+        Granularity::Sentence
+    } else {
+        Granularity::Claim
+    };
     let scorer = opts.uad_scorer();
     opts.scoring.scorers = vec![scorer];
     let samples = check_inputs(response, samples, &opts)?;
@@ -129,6 +141,9 @@ fn uad_untallied(
         (values, scored.notes)
     };
     let mut result = decide(engine, llm, &opts, response, claims, &origins, scores)?;
+    if sentence_default {
+        result.notes.push(UAD_SENTENCE_DEFAULT_NOTE.to_string());
+    }
     result.notes.extend(notes);
     // Option conformal: the guarantee in force, and a warning when its scores were made
     // otherwise.
@@ -158,7 +173,7 @@ pub fn decide(
         .map(|c| scores.iter().map(|&s| c.apply(s)).collect());
     let filtered = calibrated.as_ref().unwrap_or(&scores);
     let threshold = opts.uad.threshold_for(filtered);
-    let kept = uad_kept(filtered, threshold);
+    let kept = keep_at_least(filtered, uad_kept(filtered, threshold), opts.uad.min_kept);
     let kept_claims: Vec<String> = claims
         .iter()
         .zip(&kept)
@@ -177,6 +192,12 @@ pub fn decide(
     if opts.decompose.granularity == Granularity::Sentence {
         // The LLM-free filter: the kept sentences as written, in order; none kept: empty.
         refined_response = kept_text(response, &claims, &kept);
+        removed_sentences = claims
+            .iter()
+            .zip(&kept)
+            .filter(|(_, &k)| !k)
+            .map(|(c, _)| c.clone())
+            .collect();
     } else if !kept_claims.is_empty() {
         let rebuilder = llm.for_role(opts, LlmRole::Reconstruction)?;
         let req = reconstruction_request(&rebuilder, &kept_claims);
@@ -205,6 +226,11 @@ pub fn decide(
     if opts.decompose.granularity == Granularity::Claim && by_bundled_llm(llm, opts, origins) {
         warnings.push(UAD_BUNDLED_LLM_WARNING.to_string());
     }
+    let notes = calibrated
+        .is_some()
+        .then(|| calibrated_cut_note(scorer.name(), threshold))
+        .into_iter()
+        .collect();
     Ok(UadResult {
         claims: claims
             .into_iter()
@@ -231,8 +257,17 @@ pub fn decide(
         verified,
         removed_sentences,
         warnings,
-        notes: Vec::new(),
+        notes,
     })
+}
+
+/// The note of a UAD whose scorer has a calibration: the cut is on calibrated probabilities.
+fn calibrated_cut_note(scorer: &str, threshold: Option<f64>) -> String {
+    let cut = threshold.map_or_else(|| "none".to_string(), |t| format!("{t:.3}"));
+    format!(
+        "uad: the cut ({cut}) is on {scorer}'s calibrated probability (option calibration): a \
+         unit is kept when P(true) ≥ {cut}"
+    )
 }
 
 /// Option `conformal` (a conformal factuality model, `uq_core::calibrate::conformal`): a note

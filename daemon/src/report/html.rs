@@ -22,6 +22,9 @@ figcaption{display:table-caption;caption-side:bottom;font-size:12px;color:#444;p
 figure img{display:block}
 .expl{font-size:13px;color:#333;max-width:1000px}
 td.unit{max-width:520px;text-align:left}td.prompt{max-width:300px;text-align:left;color:#555}
+td.answer{max-width:760px;text-align:left}
+.wide{overflow-x:auto;max-width:100%}
+.wide td.t{overflow-wrap:break-word}
 ";
 
 fn cell(s: &str) -> String {
@@ -30,6 +33,25 @@ fn cell(s: &str) -> String {
 
 fn tcell(s: &str) -> String {
     format!("<td class=\"t\">{}</td>", esc(s))
+}
+
+/// A text cell whose long tokens (model paths, scorer names) may break after `/`, `_`, `-`,
+/// `.` and `,` (`<wbr>`), so the column narrows without cutting words apart.
+fn wrapping_cell(s: &str) -> String {
+    let mut out = String::from("<td class=\"t\">");
+    for c in s.chars() {
+        out.push_str(&esc(c.encode_utf8(&mut [0; 4])));
+        if matches!(c, '/' | '_' | '-' | '.' | ',') {
+            out.push_str("<wbr>");
+        }
+    }
+    out.push_str("</td>");
+    out
+}
+
+/// `n` and `what`, plural unless `n` is 1: "1 run", "2 runs".
+fn count(n: i64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 fn figures_of(figs: &[Figure], section: Section) -> String {
@@ -67,7 +89,8 @@ pub fn page(r: &Report, figs: &[Figure]) -> String {
     h
 }
 
-/// The document head, the title line and the notes.
+/// The document head, the title line and the notes. *Answers* are the distinct source rows
+/// (`source_table`, `source_key`) scored, *scored answers* their `uq_answer` rows over all runs.
 fn header(h: &mut String, r: &Report) {
     let _ = write!(
         h,
@@ -76,11 +99,15 @@ fn header(h: &mut String, r: &Report) {
     );
     let _ = write!(
         h,
-        "<h1>uqlite report</h1><p class=\"meta\">database <code>{}</code> · schema version {} · {} runs · {} answers · {} unit scores · uqd {}</p>",
+        "<h1>uqlite report</h1><p class=\"meta\">database <code>{}</code> · schema version {} · {} · {} · {} · {} unit scores · uqd {}</p>",
         esc(&r.db),
         r.data.schema_version,
-        r.data.runs.len(),
-        r.data.runs.iter().map(|x| x.n_answers).sum::<i64>(),
+        count(r.data.n_sources, "answer"),
+        count(r.data.runs.len() as i64, "run"),
+        count(
+            r.data.runs.iter().map(|x| x.n_answers).sum::<i64>(),
+            "scored answer"
+        ),
         r.data.units.len(),
         env!("CARGO_PKG_VERSION")
     );
@@ -93,9 +120,10 @@ fn header(h: &mut String, r: &Report) {
     }
 }
 
-/// The runs table.
+/// The runs table, in a box of its own that scrolls sideways should it still be too wide once
+/// its long texts (model paths, scorers) wrap ([`wrapping_cell`]).
 fn runs_table(h: &mut String, r: &Report) {
-    h.push_str("<h2>Runs</h2><table id=\"runs\"><tr><th>run</th><th class=\"t\">created</th><th class=\"t\">granularity</th><th class=\"t\">scorers</th><th class=\"t\">aggregation</th><th>num_samples</th><th>m</th><th>answers</th><th class=\"t\">NLI model</th><th class=\"t\">embedding model</th><th class=\"t\">LLM</th><th class=\"t\">device</th></tr>");
+    h.push_str("<h2>Runs</h2><div class=\"wide\"><table id=\"runs\"><tr><th>run</th><th class=\"t\">created</th><th class=\"t\">granularity</th><th class=\"t\">scorers</th><th class=\"t\">aggregation</th><th>num_samples</th><th>m</th><th>answers</th><th class=\"t\">NLI model</th><th class=\"t\">embedding model</th><th class=\"t\">LLM</th><th class=\"t\">device</th></tr>");
     for run in &r.data.runs {
         let o = |v: &Option<String>| v.clone().unwrap_or_default();
         let _ = write!(
@@ -104,7 +132,7 @@ fn runs_table(h: &mut String, r: &Report) {
             cell(&run.id.to_string()),
             tcell(&run.created_at),
             tcell(&run.granularity),
-            tcell(&run.scorers.join(", ")),
+            wrapping_cell(&run.scorers.join(", ")),
             tcell(&run.aggregation),
             cell(
                 &run.num_samples
@@ -113,19 +141,19 @@ fn runs_table(h: &mut String, r: &Report) {
             ),
             cell(&run.m.map(|m| m.to_string()).unwrap_or_else(|| "?".into())),
             cell(&run.n_answers.to_string()),
-            tcell(&truncate(&o(&run.nli_model), 60)),
-            tcell(&truncate(&o(&run.embed_model), 60)),
-            tcell(&truncate(&o(&run.llm_model), 60)),
+            wrapping_cell(&truncate(&o(&run.nli_model), 60)),
+            wrapping_cell(&truncate(&o(&run.embed_model), 60)),
+            wrapping_cell(&truncate(&o(&run.llm_model), 60)),
             tcell(&o(&run.device)),
         );
     }
-    h.push_str("</table>");
+    h.push_str("</table></div>");
 }
 
 /// Unit-level hallucination detection: the metrics table.
 fn unit_table(h: &mut String, r: &Report) {
     h.push_str("<h2>Unit-level hallucination detection</h2><p class=\"expl\">Per run, granularity and scorer: the unit confidence scores against the factual labels (<code>uq_label</code> kind 'factual', latest grader; 1 = factual). <b>AUROC</b> and <b>AUPRC (factual)</b> take factual units as the positive class; <b>AUPRC (non-factual)</b> takes non-factual units as the positive class with the score negated (SelfCheckGPT's NonFact AUC-PR). <b>Brier</b> and <b>ECE</b> (10 equal bins) measure calibration; <b>best F1</b> is the threshold τ maximising F1 when predicting factual for score ≥ τ. <i>Evaluated</i>: units with a score and a label (only objective units when the run has 'objective' labels, as the paper). n/a: undefined (a single class, no labelled units, or scores outside [0, 1] for Brier/ECE).</p>");
-    h.push_str("<table id=\"unit-metrics\"><tr><th>run</th><th class=\"t\">granularity</th><th class=\"t\">scorer</th><th>units</th><th>labelled</th><th>evaluated</th><th class=\"t\">objective only</th><th>factual rate</th><th>AUROC</th><th>AUPRC (factual)</th><th>AUPRC (non-factual)</th><th>Brier</th><th>ECE</th><th>best F1 τ</th><th>F1</th></tr>");
+    h.push_str("<div class=\"wide\"><table id=\"unit-metrics\"><tr><th>run</th><th class=\"t\">granularity</th><th class=\"t\">scorer</th><th>units</th><th>labelled</th><th>evaluated</th><th class=\"t\">objective only</th><th>factual rate</th><th>AUROC</th><th>AUPRC (factual)</th><th>AUPRC (non-factual)</th><th>Brier</th><th>ECE</th><th>best F1 τ</th><th>F1</th></tr>");
     for m in &r.unit_metrics {
         let _ = write!(
             h,
@@ -147,7 +175,7 @@ fn unit_table(h: &mut String, r: &Report) {
             cell(&fmt3(m.best_f1.map(|b| b.1))),
         );
     }
-    h.push_str("</table>");
+    h.push_str("</table></div>");
 }
 
 /// Response-level correlations with the answer grade.

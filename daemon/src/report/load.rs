@@ -73,6 +73,9 @@ pub struct AnswerRow {
 #[derive(Debug, Default)]
 pub struct Data {
     pub schema_version: i64,
+    /// The distinct source rows scored (`source_table`, `source_key` of `uq_answer`), however
+    /// many runs scored each.
+    pub n_sources: i64,
     pub runs: Vec<Run>,
     pub units: Vec<UnitRow>,
     pub answers: Vec<AnswerRow>,
@@ -96,6 +99,13 @@ pub fn load(db: &Path) -> Result<Data, String> {
             |r| r.get(0),
         )
         .unwrap_or(0);
+    let n_sources = conn
+        .query_row(
+            "SELECT count(*) FROM (SELECT DISTINCT source_table, source_key FROM uq_answer)",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(sql_err)?;
     let mut runs = read_runs(&conn).map_err(sql_err)?;
     let has_samples = names.contains("uq_sample");
     for run in &mut runs {
@@ -109,6 +119,7 @@ pub fn load(db: &Path) -> Result<Data, String> {
     let evals = super::evals::read(&conn, names.contains("uq_eval")).map_err(sql_err)?;
     Ok(Data {
         schema_version,
+        n_sources,
         runs,
         units,
         answers,

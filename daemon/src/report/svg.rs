@@ -1,6 +1,8 @@
 //! Small hand-written SVG charts for `uqd report`: a plot frame with linear axes, ticks and
 //! labels, and the marks the report draws on it (polylines, points, dashed reference lines,
-//! bars, text, a legend). Every text is escaped; nothing refers to an external resource.
+//! bars, text, a legend, notes). The legend has room of its own (a column right of the plot or
+//! rows under it) and the notes go under everything, so neither covers the other or the plot,
+//! whatever the number of series. Every text is escaped; nothing refers to an external resource.
 
 use std::fmt::Write as _;
 
@@ -105,11 +107,12 @@ pub struct Chart {
     body: String,
     legend: Vec<LegendItem>,
     legend_below: bool,
+    notes: Vec<String>,
 }
 
 impl Chart {
-    /// A chart with the plot area inside fixed margins; the legend goes to the right of the
-    /// plot when `legend_width` > 0.
+    /// A chart with the plot area inside fixed margins; the legend goes in a column of
+    /// `legend_width` right of the plot (under it when longer than the plot is high).
     pub fn new(width: f64, height: f64, x: (f64, f64), y: (f64, f64), legend_width: f64) -> Chart {
         Chart {
             width,
@@ -123,10 +126,11 @@ impl Chart {
             body: String::new(),
             legend: Vec::new(),
             legend_below: false,
+            notes: Vec::new(),
         }
     }
 
-    /// A chart whose legend is one row under the x-axis label instead of a column on the right.
+    /// A chart whose legend is in rows under the x-axis label instead of a column on the right.
     pub fn with_legend_below(mut self) -> Chart {
         self.legend_below = true;
         self.bottom += 22.0;
@@ -303,45 +307,50 @@ impl Chart {
         );
     }
 
-    /// A note in the top-left corner of the plot area.
+    /// A note under the chart, below the plot, the axis labels and the legend, wrapped to the
+    /// chart's width (the SVG grows to hold it).
     pub fn note(&mut self, text: &str) {
-        let _ = write!(
-            self.body,
-            r##"<text x="{:.1}" y="{:.1}" font-size="11" fill="#555">{}</text>"##,
-            self.left + 6.0,
-            self.top + 15.0,
-            esc(&truncate(text, 110))
-        );
+        self.notes.push(text.to_string());
     }
 
     pub fn legend_item(&mut self, item: LegendItem) {
         self.legend.push(item);
     }
 
-    /// The finished SVG document.
-    pub fn finish(self) -> String {
-        let mut s = String::new();
-        let _ = write!(
-            s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif"><rect width="{w}" height="{h}" fill="#fafafa"/>"##,
-            w = self.width,
-            h = self.height
-        );
-        s.push_str(&self.body);
-        let mut lx = self.plot_right() + 14.0;
-        let slot = (self.width - self.left) / self.legend.len().max(1) as f64;
-        let max_chars = if self.legend_below {
-            ((slot - 36.0) / 6.5).max(6.0) as usize
+    /// Where each legend item goes (the left end of its line, its baseline) and how many
+    /// characters of its name fit: a column right of the plot while it fits beside the plot,
+    /// else rows under the x-axis label (as many items per row as fit [`MIN_SLOT`], the rows
+    /// growing downwards, as a chart [`Chart::with_legend_below`] has them).
+    fn legend_slots(&self) -> (Vec<(f64, f64)>, usize) {
+        let n = self.legend.len();
+        let column_y = |i: usize| self.top + 8.0 + LEGEND_ROW * i as f64;
+        if !self.legend_below && column_y(n.saturating_sub(1)) <= self.plot_bottom() + 10.0 {
+            let x = self.plot_right() + 14.0;
+            let room = self.right - 14.0 - LEGEND_TEXT_X - 6.0;
+            return ((0..n).map(|i| (x, column_y(i))).collect(), chars_in(room));
+        }
+        let first_row = if self.legend_below {
+            self.height - 14.0
         } else {
-            28
+            self.height + 10.0
         };
-        for (i, item) in self.legend.iter().enumerate() {
-            let mut y = self.top + 8.0 + 18.0 * i as f64;
-            if self.legend_below {
-                // one row, items spread from the plot's left edge
-                lx = self.left + slot * i as f64;
-                y = self.height - 14.0;
-            }
+        let span = self.width - self.left;
+        let per_row = ((span / MIN_SLOT).floor() as usize).clamp(1, n.max(1));
+        let slot = span / per_row as f64;
+        let slots = (0..n).map(|i| {
+            let (row, col) = (i / per_row, i % per_row);
+            (
+                self.left + slot * col as f64,
+                first_row + LEGEND_ROW * row as f64,
+            )
+        });
+        (slots.collect(), chars_in(slot - LEGEND_TEXT_X - 6.0))
+    }
+
+    /// The legend: one `<g class="legend">`.
+    fn legend_svg(&self, slots: &[(f64, f64)], max_chars: usize) -> String {
+        let mut s = String::from(r#"<g class="legend">"#);
+        for (item, &(lx, y)) in self.legend.iter().zip(slots) {
             let dash = item
                 .dash
                 .map(|d| format!(r#" stroke-dasharray="{d}""#))
@@ -363,59 +372,65 @@ impl Chart {
             let _ = write!(
                 s,
                 r#"<text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
-                lx + 30.0,
+                lx + LEGEND_TEXT_X,
                 y + 4.0,
                 esc(&truncate(&item.name, max_chars))
             );
         }
+        s.push_str("</g>");
+        s
+    }
+
+    /// The notes' lines (`<text class="note">`) from `top` down; the y under the last one.
+    fn notes_svg(&self, top: f64) -> (String, f64) {
+        let mut s = String::new();
+        let mut y = top;
+        let width = chars_in(self.width - self.left - 12.0);
+        for line in self.notes.iter().flat_map(|n| wrap(n, width)) {
+            y += NOTE_LINE;
+            let _ = write!(
+                s,
+                r##"<text class="note" x="{:.1}" y="{y:.1}" font-size="11" fill="#555">{}</text>"##,
+                self.left,
+                esc(&line)
+            );
+        }
+        (s, if self.notes.is_empty() { top } else { y + 8.0 })
+    }
+
+    /// The finished SVG document: the marks, the legend, and the notes under both, the height
+    /// grown to hold a legend longer than the plot and the notes.
+    pub fn finish(self) -> String {
+        let (slots, max_chars) = self.legend_slots();
+        let legend = self.legend_svg(&slots, max_chars);
+        let legend_bottom = slots.iter().map(|&(_, y)| y + 8.0).fold(0.0, f64::max);
+        let (notes, height) = self.notes_svg(self.height.max(legend_bottom + 6.0));
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif"><rect width="{w}" height="{h}" fill="#fafafa"/>"##,
+            w = self.width,
+            h = height
+        );
+        s.push_str(&self.body);
+        s.push_str(&legend);
+        s.push_str(&notes);
         s.push_str("</svg>\n");
         s
     }
 }
 
+/// The narrowest legend slot of a legend under the plot, in pixels.
+const MIN_SLOT: f64 = 150.0;
+/// The distance between two rows of a legend (and two items of a legend column).
+const LEGEND_ROW: f64 = 18.0;
+/// Where a legend item's name starts, right of its line's left end.
+const LEGEND_TEXT_X: f64 = 30.0;
+/// The distance between two lines of the notes.
+const NOTE_LINE: f64 = 15.0;
+mod wrap;
+use wrap::chars_in;
+pub use wrap::wrap;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup_and_control_characters() {
-        assert_eq!(
-            esc("<script>a&b\"'</script>\u{1}"),
-            "&lt;script&gt;a&amp;b&quot;&#39;&lt;/script&gt;\u{fffd}"
-        );
-    }
-
-    #[test]
-    fn ticks_are_nice() {
-        assert_eq!(
-            nice_ticks(0.0, 1.0, 5),
-            vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
-        );
-        assert_eq!(nice_ticks(1.0, 10.0, 5), vec![2.0, 4.0, 6.0, 8.0, 10.0]);
-        assert_eq!(tick_label(0.6000000000000001), "0.6");
-        assert_eq!(tick_label(10.0), "10");
-        assert_eq!(tick_label(-0.0), "0");
-    }
-
-    #[test]
-    fn chart_is_one_svg_element() {
-        let mut c = Chart::new(400.0, 300.0, (0.0, 1.0), (0.0, 1.0), 100.0);
-        c.line(
-            &[(0.0, Some(0.0)), (1.0, Some(1.0))],
-            "#000",
-            Some("4 3"),
-            1.0,
-        );
-        c.points(&[(0.5, 0.5)], "#f00", 3.0, "<x>");
-        c.axes("t<", "x", "y", &[0.0, 1.0], &[0.0, 1.0], None);
-        c.legend_item(LegendItem {
-            color: "#f00".into(),
-            dash: None,
-            marker: true,
-            name: "<b>".into(),
-        });
-        let s = c.finish();
-        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-        assert!(!s.contains("<b>") && !s.contains("<x>") && s.contains("t&lt;"));
-    }
-}
+mod tests;

@@ -102,11 +102,12 @@ fn responder() -> Arc<common::Responder> {
                 .collect();
             if facts.iter().any(|f| f.contains("Rome")) {
                 // A weak reconstruction: it drops every fact about the Colosseum and moves
-                // the north to the south.
+                // Milan to the south of Spain (a change the NLI model reads as a
+                // contradiction both ways; north → south alone it reads as entailed, p_e ≈ 0.5).
                 let weak: Vec<String> = facts
                     .iter()
                     .filter(|f| !f.contains("Colosseum"))
-                    .map(|f| f.replace("north", "south"))
+                    .map(|f| f.replace("north of Italy", "south of Spain"))
                     .collect();
                 return (200, weak.join(" "));
             }
@@ -452,7 +453,7 @@ fn uad_warns_when_the_reconstruction_loses_a_kept_claim_and_falls_back() {
     // missing from what is left.
     assert_eq!(
         r["removed_sentences"],
-        json!(["Milan is in the south of Italy."]),
+        json!(["Milan is in the south of Spain."]),
         "{r}"
     );
     assert_eq!(
@@ -495,7 +496,7 @@ fn uad_warns_when_the_reconstruction_loses_a_kept_claim_and_falls_back() {
     let r = uad(&plain);
     assert_eq!(
         r["refined_response"],
-        json!("Rome is the capital of Italy. Milan is in the south of Italy.")
+        json!("Rome is the capital of Italy. Milan is in the south of Spain.")
     );
     assert!(
         r["warnings"][0]
@@ -554,7 +555,8 @@ fn uad_at_sentence_granularity_filters_sentences_without_a_rewrite() {
     );
     assert_eq!(
         (r["verified"].clone(), r["removed_sentences"].clone()),
-        (json!(false), json!([]))
+        (json!(false), json!(["Lyon is the capital of France."])),
+        "the sentence filter lists what it removed"
     );
     let asked: Vec<String> = fake.seen().iter().map(user_message).collect();
     assert!(

@@ -99,9 +99,11 @@ fn generate_claims_score_uad_with_smollm2() {
     );
     check_scores(&given_scored, &given);
 
-    // UAD on the decomposition's claims and on the given claims.
+    // UAD on the decomposition's claims (asked for: with only the bundled SmolLM2 the default
+    // is the sentence filter) and on the given claims.
     let mut uad_opts = options.clone();
     uad_opts["uad_scorer"] = json!("entailment");
+    uad_opts["granularity"] = json!("claim");
     let uad_req =
         json!({"op": "uad", "response": response, "samples": samples, "options": uad_opts});
     let uad = d.ok(&uad_req);

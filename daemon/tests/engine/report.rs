@@ -19,6 +19,9 @@ use uq_core::metrics::{
     auroc, average_precision, best_f1_threshold, brier, ece, pearson, spearman,
 };
 
+/// The analyst's two runs of the same answers: the header's counts and the page's layout.
+mod layout;
+
 const HOSTILE_SCORER: &str = "<script>alert('x')</script>";
 const HOSTILE_PROMPT: &str = "Who was <img src=x onerror=alert(1)> & \"friends\"?";
 const SCORERS: [&str; 3] = ["entailment", "noncontradiction", HOSTILE_SCORER];
@@ -321,7 +324,7 @@ fn check_svg(name: &str, svg: &str) {
     }
     assert!(stack.is_empty(), "{name}: unclosed {stack:?}");
     for (i, _) in t.match_indices('&') {
-        let ent = &t[i..(i + 6).min(t.len())];
+        let ent: String = t[i..].chars().take(6).collect();
         assert!(
             ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"]
                 .iter()
@@ -347,6 +350,13 @@ fn report_of_two_runs_matches_independent_metrics_and_renders() {
         String::from_utf8_lossy(&o.stderr)
     );
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+
+    // Answers are source rows: bios k0..k5 (runs 1 and 2) and notes k0, k1 (run 3), their
+    // keys shared across tables.
+    assert!(
+        html.contains(" · 8 answers · 3 runs · 14 scored answers · "),
+        "{html}"
+    );
 
     // The highlighted answers' colour key appears once per table (run and granularity), under
     // its first answer, not under every answer.
@@ -393,7 +403,8 @@ fn report_of_two_runs_matches_independent_metrics_and_renders() {
     assert!(!html.contains("<img src=x"), "unescaped prompt in HTML");
     assert!(html.contains(&escape(HOSTILE_SCORER)));
     assert!(html.contains(&escape(HOSTILE_PROMPT)));
-    assert!(!html.contains("nli-minilm-l6 <b>") && html.contains("nli-minilm-l6 &lt;b&gt;"));
+    // (The model's name may break after each '-'.)
+    assert!(!html.contains("l6 <b>") && html.contains("nli-<wbr>minilm-<wbr>l6 &lt;b&gt;"));
     assert!(all_svgs.contains(&escape(HOSTILE_SCORER)));
     assert!(
         !html.contains("http://") && !html.contains("https://"),

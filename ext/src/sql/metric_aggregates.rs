@@ -219,6 +219,13 @@ pub(crate) fn label(f: &str, arg: &str, v: ValueRef<'_>) -> Result<Option<bool>,
         ValueRef::Integer(1) => Ok(Some(true)),
         ValueRef::Real(0.0) => Ok(Some(false)),
         ValueRef::Real(1.0) => Ok(Some(true)),
+        // a text label ('accurate', …) needs mapping to 0/1 in the query
+        ValueRef::Text(_) => Err(format!(
+            "{f}: {arg} must be 0 or 1 (or FALSE/TRUE), got {}; pass a 0/1 expression such as \
+             {arg} = 'accurate' or CASE {arg} WHEN 'accurate' THEN 1 ELSE 0 END (1 for a \
+             positive, e.g. a correct answer), NULL to skip the row",
+            describe(v)
+        )),
         other => Err(format!(
             "{f}: {arg} must be 0 or 1 (or FALSE/TRUE), got {}; pass 1 for a positive \
              (e.g. a correct answer), 0 for a negative, NULL to skip the row",
@@ -265,8 +272,13 @@ mod tests {
             let e = label("uq_auroc", "label", bad).unwrap_err();
             assert!(e.starts_with("uq_auroc: label must be 0 or 1"), "{e}");
         }
-        let e = label("uq_auroc", "label", ValueRef::Text(b"x")).unwrap_err();
-        assert!(e.contains("got TEXT 'x'"), "{e}");
+        let e = label("uq_auroc", "label", ValueRef::Text(b"accurate")).unwrap_err();
+        assert!(e.contains("got TEXT 'accurate'"), "{e}");
+        // a text label: the fix shows the mapping
+        assert!(
+            e.contains("label = 'accurate' or CASE label WHEN 'accurate' THEN 1 ELSE 0 END"),
+            "{e}"
+        );
     }
 
     #[test]

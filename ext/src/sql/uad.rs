@@ -3,9 +3,10 @@
 //! (the refined answer). Every LLM role option may name an LLM registered in `temp.uq_llms`
 //! (options.rs). The reply's warnings (kept claims the reconstruction lost, claims by the
 //! bundled SmolLM2) go to `uq_debug()` and to `uad_claims`' column `warnings`; `uad_filter`
-//! shows the bundled SmolLM2's on stderr, once per connection ([`show_warnings`]).
+//! shows the bundled SmolLM2's, and the note that it filtered sentences for want of a capable
+//! LLM, on stderr, once per connection ([`show_warnings`]).
 
-use uq_core::protocol::{UadResult, UAD_BUNDLED_LLM_WARNING};
+use uq_core::protocol::{UadResult, UAD_BUNDLED_LLM_WARNING, UAD_SENTENCE_DEFAULT_NOTE};
 
 use crate::client::{self, Client};
 use crate::options::AnswerArgs;
@@ -23,13 +24,34 @@ pub fn uad(client: &Client, func: &str, a: AnswerArgs) -> Result<UadResult, Stri
         .iter()
         .map(|w| warning(func, w))
         .chain(r.notes.iter().cloned())
-        .chain(r.removed_sentences.iter().map(|s| {
+        .chain(r.removed_sentences.iter().filter(|_| r.verified).map(|s| {
             format!("{func}: verification removed {s:?} (not entailed by the kept claims)")
         }))
+        .chain(removed_by_filter(func, &r))
         .chain(o.notes.iter().cloned())
         .collect();
     client::set_last_notes(&notes);
     Ok(r)
+}
+
+/// The sentence filter's note: which of the answer's sentences it removed (none: no note).
+fn removed_by_filter(func: &str, r: &UadResult) -> Option<String> {
+    if r.verified || r.removed_sentences.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = r
+        .removed_sentences
+        .iter()
+        .map(|s| format!("{s:?}"))
+        .collect();
+    Some(format!(
+        "{func}: the sentence filter removed {} of {} sentences (score below the threshold {}): {}",
+        r.removed_sentences.len(),
+        r.claims.len(),
+        r.threshold
+            .map_or_else(|| "none".into(), |t| format!("{t:.3}")),
+        listed.join(", ")
+    ))
 }
 
 /// A warning of `func` as `uq_debug()` and stderr show it.
@@ -44,6 +66,11 @@ pub fn show_warnings(client: &Client, func: &str, r: &UadResult) {
     for w in &r.warnings {
         if w == UAD_BUNDLED_LLM_WARNING && client.first_time(w) {
             eprintln!("{}", warning(func, w));
+        }
+    }
+    for n in &r.notes {
+        if n == UAD_SENTENCE_DEFAULT_NOTE && client.first_time(n) {
+            eprintln!("{func}: {n}");
         }
     }
 }

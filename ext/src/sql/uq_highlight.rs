@@ -4,10 +4,10 @@
 //! `uq_highlight(response, unit, score, scorer[, options_json])`, each unit's span found in the
 //! response over the group's units. NULL response → NULL; an aggregate without rows → NULL.
 //!
-//! Option `legend`: the scalar form adds the key under its answer; the aggregate under the first
-//! answer of each run of the query only (not under every answer of a `GROUP BY`): the first
-//! group's first row leaves a mark in the statement's auxiliary data ([`FIRST_GROUP_MARK`]),
-//! which SQLite drops when the statement is reset or finalized.
+//! Option `legend` adds the key of the levels under the answer, in both forms and for every
+//! answer that asks (deterministic: whatever order SQLite computes a `GROUP BY`'s groups in).
+//! The key on its own, for a query that wants it once: the scalar form on an empty answer,
+//! `uq_highlight('', '[]', '{"legend":true}')`.
 
 use rusqlite::functions::{Aggregate, Context};
 use rusqlite::types::{Value, ValueRef};
@@ -75,33 +75,6 @@ pub struct Rows {
     response: Option<String>,
     units: Vec<serde_json::Value>,
     options: Option<(String, Options)>,
-    /// Whether this is the statement's first group (it carries the legend); `None` before its
-    /// first row.
-    first_group: Option<bool>,
-}
-
-/// The argument whose auxiliary data marks that a statement's first group has begun. SQLite
-/// documents auxiliary data for scalar functions; for an aggregate it keeps what a step sets
-/// until the statement is reset or finalized (`OP_AggStep` deletes none: SQLite 3.53's
-/// vdbe.c, and Debian's 3.40 behaves the same in tests/tests/e2e/highlight_sql.rs) and keys it
-/// by the call's place in the statement, so two `uq_highlight` calls of one query each have
-/// their own first group. Should a SQLite drop it sooner, a later answer carries the legend
-/// again: never none.
-const FIRST_GROUP_MARK: i32 = 0;
-
-/// The mark's type (the auxiliary data is typed).
-struct FirstGroupSeen;
-
-/// Whether the group whose first row `ctx` holds is the statement's first; marks it so.
-fn first_group(ctx: &Context<'_>) -> bool {
-    match ctx.get_aux::<FirstGroupSeen>(FIRST_GROUP_MARK) {
-        Ok(Some(_)) => false,
-        _ => {
-            // Set last: SQLite may drop the data at once (docs of sqlite3_set_auxdata).
-            let _ = ctx.set_aux(FIRST_GROUP_MARK, FirstGroupSeen);
-            true
-        }
-    }
 }
 
 pub struct HighlightRows;
@@ -163,9 +136,6 @@ impl HighlightRows {
         }
         rows.units
             .push(json!({"unit": unit, "score": score, "scorer": scorer}));
-        if rows.first_group.is_none() {
-            rows.first_group = Some(first_group(ctx));
-        }
         Ok(())
     }
 
@@ -174,14 +144,11 @@ impl HighlightRows {
             response: Some(response),
             units,
             options,
-            first_group,
         }) = rows
         else {
             return Ok(Value::Null);
         };
-        let mut o = options.map(|(_, o)| o).unwrap_or_default();
-        // The legend once per query: under its first answer.
-        o.legend &= first_group.unwrap_or(true);
+        let o = options.map(|(_, o)| o).unwrap_or_default();
         let m =
             marks(&response, &serde_json::Value::Array(units)).map_err(|e| format!("{F}: {e}"))?;
         Ok(Value::Text(render(&response, &m, &o)))

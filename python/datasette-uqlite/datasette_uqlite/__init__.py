@@ -10,7 +10,9 @@ query ``uq_grounded``: an answer's units checked against sources (grounded check
 passages, or ``{"fts": table}`` for an FTS5 table of the database). A database holding uqlite's
 schema (a ``uq_score_table`` job ran on it) also gets ``uq_units``: its scored units, least
 supported first, and ``uq_highlighted``: each answer of a table with its units marked by
-their scores, least confident answer first.
+their scores, least confident answer first. Both show one run (column ``run_id``): by default
+the latest of each source table, so a table scored twice shows each unit once; parameter
+``run_id`` picks another.
 """
 
 from html.parser import HTMLParser
@@ -106,24 +108,34 @@ def render_cell(value, column):
     )
 
 
-#: The canned query of databases with uqlite's schema.
-UNITS_SQL = """SELECT source_table, source_key, position AS unit_idx, unit, scorer, score, calibrated, label
-FROM uq_scored_units
-WHERE (:scorer = '' OR scorer = :scorer)
-ORDER BY score, source_key, position"""
+#: Which run a canned query shows: run ``:run_id``, or (empty) the latest run of each source
+#: table, so a table scored twice shows each of its units once. ``a`` is the query's answers.
+RUN_FILTER = """CASE WHEN :run_id = '' THEN (coalesce(a.source_table, ''), a.run_id) IN
+    (SELECT coalesce(source_table, ''), max(run_id) FROM uq_answer GROUP BY 1)
+  ELSE a.run_id = CAST(:run_id AS INTEGER) END"""
+
+#: The canned query of databases with uqlite's schema: the scored units of one scorer
+#: (``:scorer``, empty for all) and one run (``:run_id``, empty for the latest of each table),
+#: least supported first.
+UNITS_SQL = f"""SELECT a.run_id, a.source_table, a.source_key, a.position AS unit_idx, a.unit,
+  a.scorer, a.score, a.calibrated, a.label
+FROM uq_scored_units a
+WHERE (:scorer = '' OR a.scorer = :scorer) AND {RUN_FILTER}
+ORDER BY a.score, a.source_key, a.position"""
 
 
 #: The canned query of databases with uqlite's schema: every answer of a table (``:table``, empty
-#: for all) highlighted with one scorer's unit scores (``:scorer``, empty for the run's first),
-#: least confident first (its response score). Units stored before schema v5 have no span: their
-#: text is passed, and found in the answer again.
-HIGHLIGHTED_SQL = """WITH pick AS (
-  SELECT a.answer_id, a.source_table, a.source_key, a.answer,
+#: for all) and run (``:run_id``, empty for the latest of each table) highlighted with one
+#: scorer's unit scores (``:scorer``, empty for the run's first), least confident first (its
+#: response score). Units stored before schema v5 have no span: their text is passed, and found
+#: in the answer again.
+HIGHLIGHTED_SQL = f"""WITH pick AS (
+  SELECT a.answer_id, a.run_id, a.source_table, a.source_key, a.answer,
     coalesce(nullif(:scorer, ''), (SELECT s.scorer FROM uq_unit u JOIN uq_unit_score s USING (unit_id)
       WHERE u.answer_id = a.answer_id ORDER BY s.rowid LIMIT 1)) AS scorer
-  FROM uq_answer a WHERE (:table = '' OR a.source_table = :table)
+  FROM uq_answer a WHERE (:table = '' OR a.source_table = :table) AND {RUN_FILTER}
 )
-SELECT p.source_table, p.source_key, p.scorer,
+SELECT p.run_id, p.source_table, p.source_key, p.scorer,
   (SELECT round(r.score, 3) FROM uq_response_score r
     WHERE r.answer_id = p.answer_id AND r.scorer = p.scorer LIMIT 1) AS confidence,
   uq_highlight(p.answer, (SELECT json_group_array(CASE WHEN u.start IS NULL
@@ -131,7 +143,7 @@ SELECT p.source_table, p.source_key, p.scorer,
       ELSE json_object('unit', u.text, 'start', u.start, 'end', u.end, 'score', s.score,
         'scorer', s.scorer) END)
     FROM uq_unit u JOIN uq_unit_score s USING (unit_id)
-    WHERE u.answer_id = p.answer_id AND s.scorer = p.scorer), '{"legend":true}') AS highlight
+    WHERE u.answer_id = p.answer_id AND s.scorer = p.scorer), '{{"legend":true}}') AS highlight
 FROM pick p
 ORDER BY confidence, p.source_table, p.source_key"""
 
@@ -171,8 +183,11 @@ def canned_queries(datasette, database):
             queries["uq_units"] = {
                 "sql": UNITS_SQL,
                 "title": "Scored units, least supported first",
-                "description": "uqlite unit scores of the jobs run on this database (scorer: empty for all)",
-                "params": ["scorer"],
+                "description": (
+                    "uqlite unit scores of the jobs run on this database (scorer: empty for all; "
+                    "run_id: empty for the latest run of each table)"
+                ),
+                "params": ["scorer", "run_id"],
             }
             queries["uq_highlighted"] = {
                 "sql": HIGHLIGHTED_SQL,
@@ -180,9 +195,10 @@ def canned_queries(datasette, database):
                 "description": (
                     "uqlite: each answer of a table (empty for all) with its units marked by one "
                     "scorer's scores (empty for the run's first): orange unsupported, light "
-                    "orange doubtful, lilac supported; hover a mark for the units and scores"
+                    "orange doubtful, lilac supported; hover a mark for the units and scores "
+                    "(run_id: empty for the latest run of each table)"
                 ),
-                "params": ["table", "scorer"],
+                "params": ["table", "scorer", "run_id"],
             }
         return queries
 

@@ -1373,20 +1373,36 @@ fn uad_warnings() {
         );
         g.add(title, &sql, "output", &stdout_ok(&out, &sql));
     }
-    // The bundled SmolLM2 decomposes the demo's answer (examples/demo.sql): the warning once
-    // on this connection, not at each call.
-    let call = "SELECT length(uad_filter('Marie Curie was a physicist and chemist. She won the \
-        Nobel Prize in Physics in 1903. She was born in Vienna in 1867.', '[\"Marie Curie was a \
-        physicist and chemist born in Warsaw in 1867. She won the Nobel Prize in Physics in \
-        1903.\"]')) > 0;";
-    let sql = &format!("{call}\n{call}");
-    let out = sb.sqlite(sql);
-    assert_eq!(stdout_ok(&out, sql), "1\n1", "{out:?}");
-    g.add(
-        "uad_filter: claims by the bundled SmolLM2, on stderr once per connection",
-        sql,
-        "stderr (the queries succeed)",
-        &String::from_utf8_lossy(&out.stderr),
-    );
+    // The bundled SmolLM2 decomposes the demo's answer (examples/demo.sql) when claims are
+    // asked for: the warning once on this connection, not at each call. Without option
+    // granularity the sentences are filtered instead, and that is said once too.
+    let call = |options: &str| {
+        format!(
+            "SELECT length(uad_filter('Marie Curie was a physicist and chemist. She won the \
+             Nobel Prize in Physics in 1903. She was born in Vienna in 1867.', '[\"Marie Curie \
+             was a physicist and chemist born in Warsaw in 1867. She won the Nobel Prize in \
+             Physics in 1903.\"]'{options})) > 0;"
+        )
+    };
+    for (title, options) in [
+        (
+            "uad_filter: claims by the bundled SmolLM2, on stderr once per connection",
+            ", '{\"granularity\":\"claim\"}'",
+        ),
+        (
+            "uad_filter: no capable LLM, no granularity: the sentences, said once per connection",
+            "",
+        ),
+    ] {
+        let sql = &format!("{}\n{}", call(options), call(options));
+        let out = sb.sqlite(sql);
+        assert_eq!(stdout_ok(&out, sql), "1\n1", "{out:?}");
+        g.add(
+            title,
+            sql,
+            "stderr (the queries succeed)",
+            &String::from_utf8_lossy(&out.stderr),
+        );
+    }
     g.check();
 }

@@ -169,7 +169,7 @@ fn demo_claims_are_placed_where_they_were_marked_by_hand() {
     let out = sb.sqlite_ok(&format!(
         "SELECT json_group_array(json_object('claim', claim, 'origin', origin, 'start', start, \
            'end', end, 'alignment', alignment)) \
-         FROM uad_claims({}, {samples}, '{{\"scorers\":[\"luq_atomic\"],\"threshold\":0.5}}');",
+         FROM uad_claims({}, {samples}, '{{\"granularity\":\"claim\",\"scorers\":[\"luq_atomic\"],\"threshold\":0.5}}');",
         lit(answer)
     ));
     let rows = json_rows(&out);
@@ -375,22 +375,27 @@ fn claim_alignment_agrees_with_hand_marked_spans_on_factscore() {
     assert!(v["placed"].as_f64().unwrap() >= 0.95, "{v}");
 }
 
-/// Option `legend`: the scalar form puts it under every answer; the aggregate form under the
-/// first answer of the query only, however the groups are formed (two calls in one query: each
-/// its own; a correlated subquery: once), and again on each run of a prepared statement
-/// (Python's sqlite3 reuses its cached statements).
+/// Option `legend`: both forms put it under each answer that asks, so a `GROUP BY`'s answers
+/// are the same whatever order SQLite computes the groups in (two calls in one query, a
+/// correlated subquery, the groups in reverse, a prepared statement run again); the key alone
+/// is the scalar form on an empty answer.
 #[test]
-fn the_aggregate_puts_the_legend_under_its_first_answer_only() {
+fn the_legend_is_under_every_answer_that_asks_and_available_alone() {
     let sb = Sandbox::new("hl-legend");
     let rows = "CREATE TABLE u(aid, answer, unit, score, scorer); INSERT INTO u VALUES \
         (1, 'A b. C d.', 'A b.', 0.9, 'e'), (1, 'A b. C d.', 'C d.', 0.1, 'e'), \
         (2, 'E f.', 'E f.', 0.4, 'e'), (3, 'G h.', 'G h.', 0.6, 'e');";
     let legend = r#"'{"legend":true}'"#;
     let has = "(instr(h, 'uq-legend') > 0)";
+    let grouped = |order: &str| {
+        format!(
+            "SELECT aid, uq_highlight(answer, unit, score, scorer, {legend}) AS h FROM u \
+             GROUP BY aid ORDER BY aid {order}"
+        )
+    };
     let out = sb.sqlite_ok(&format!(
         "{rows}
-         SELECT aid, {has} FROM (SELECT aid, uq_highlight(answer, unit, score, scorer, {legend}) AS h
-           FROM u GROUP BY aid ORDER BY aid);
+         SELECT aid, {has} FROM ({});
          SELECT group_concat(aid || ':' || {has}, ' ') FROM (SELECT aid, uq_highlight(answer,
            json_group_array(json_object('unit', unit, 'score', score)), {legend}) AS h
            FROM u GROUP BY aid ORDER BY aid);
@@ -403,27 +408,45 @@ fn the_aggregate_puts_the_legend_under_its_first_answer_only() {
            FROM (SELECT DISTINCT aid FROM u ORDER BY aid) a);
          SELECT group_concat(aid || ':' || {has}, ' ') FROM (SELECT aid, uq_highlight(answer, unit,
            score, scorer) AS h FROM u GROUP BY aid ORDER BY aid);
+         SELECT count(*) FROM ({}) x JOIN ({}) y USING (aid) WHERE x.h = y.h;
          SELECT (SELECT uq_highlight(answer, unit, score, scorer, {legend}) FROM u WHERE aid = 1)
            = uq_highlight('A b. C d.', '[{{\"unit\":\"A b.\",\"score\":0.9,\"scorer\":\"e\"}},
-               {{\"unit\":\"C d.\",\"score\":0.1,\"scorer\":\"e\"}}]', {legend});"
+               {{\"unit\":\"C d.\",\"score\":0.1,\"scorer\":\"e\"}}]', {legend});
+         SELECT uq_highlight('', '[]', {legend});",
+        grouped(""),
+        grouped(""),
+        grouped("DESC")
     ));
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
-        lines,
+        lines[..8],
         [
             "1|1",
-            "2|0",
-            "3|0",
+            "2|1",
+            "3|1",
             "1:1 2:1 3:1",
-            "1:11 2:00 3:00",
-            "1:1 2:0 3:0",
+            "1:11 2:11 3:11",
+            "1:1 2:1 3:1",
             "1:0 2:0 3:0",
-            "1",
+            "3",
         ],
-        "aggregate; scalar; two aggregate calls; a correlated subquery; no legend; the \
-         aggregate's first answer as the scalar form writes it"
+        "aggregate; scalar; two aggregate calls; a correlated subquery; no legend; the groups in \
+         either order alike"
     );
-    // A prepared statement run again, and a new one: the legend once in each run.
+    assert_eq!(
+        lines[8], "1",
+        "the aggregate's answer as the scalar form writes it"
+    );
+    // The key alone: the levels' chips, no mark.
+    let key = lines[9..].join("\n");
+    assert!(
+        key.starts_with("<div class=\"uq-highlight\"")
+            && key.contains("class=\"uq-legend\"")
+            && key.matches("class=\"uq-key ").count() == 3
+            && !key.contains("uq-hl "),
+        "{key}"
+    );
+    // A prepared statement run again: the same answers each time.
     let out = sb.python_ok(&format!(
         r#"
 conn.executescript("""{rows}""")
@@ -431,5 +454,5 @@ q = "SELECT group_concat({has}, '') FROM (SELECT uq_highlight(answer, unit, scor
 print([conn.execute(q, ('{{"legend":true}}',)).fetchone()[0] for _ in range(3)])
 "#
     ));
-    assert_eq!(out, "['100', '100', '100']");
+    assert_eq!(out, "['111', '111', '111']");
 }

@@ -486,14 +486,21 @@ fn uad_filter_warns_once_per_connection_of_claims_by_the_bundled_llm() {
 answer = {answer:?}
 samples = json.dumps({samples:?})
 given = json.dumps({{"units": ["Marie Curie was a physicist and chemist."]}})
+claims = json.dumps({{"granularity": "claim"}})
 other = connect()
 debug = []
-for c, name, options in [(conn, "a", "{{}}"), (conn, "a", "{{}}"), (other, "b", "{{}}"), (other, "b", given)]:
+for c, name, options in [(conn, "a", claims), (conn, "a", claims), (other, "b", claims), (other, "b", given)]:
     print(f"-- {{name}}", file=sys.stderr, flush=True)
     c.execute("SELECT uad_filter(?, ?, ?)", (answer, samples, options)).fetchone()
     debug.append("warning: the claims were written by the bundled SmolLM2" in c.execute("SELECT uq_debug()").fetchone()[0])
-warnings = [json.loads(r[0]) for r in conn.execute("SELECT DISTINCT warnings FROM uad_claims(?, ?)", (answer, samples))]
-print(json.dumps(dict(debug=debug, warnings=warnings)))
+warnings = [json.loads(r[0]) for r in conn.execute("SELECT DISTINCT warnings FROM uad_claims(?, ?, ?)", (answer, samples, claims))]
+# Without option granularity (no capable LLM configured): the sentences, said once.
+third = connect()
+print("-- c", file=sys.stderr, flush=True)
+cleaned = [third.execute("SELECT uad_filter(?, ?)", (answer, samples)).fetchone()[0] for _ in range(2)]
+note = third.execute("SELECT uq_debug()").fetchone()[0]
+origins = [r[0] for r in third.execute("SELECT origin FROM uad_claims(?, ?)", (answer, samples))]
+print(json.dumps(dict(debug=debug, warnings=warnings, cleaned=cleaned, note=note, origins=origins)))
 "#,
         answer = "Marie Curie was a physicist and chemist. She won the Nobel Prize in Physics in 1903. She was born in Vienna in 1867.",
         samples = SAMPLES,
@@ -514,9 +521,41 @@ print(json.dumps(dict(debug=debug, warnings=warnings)))
         "uad_filter: warning: {}",
         uq_core::protocol::UAD_BUNDLED_LLM_WARNING
     );
+    let note = format!(
+        "uad_filter: {}",
+        uq_core::protocol::UAD_SENTENCE_DEFAULT_NOTE
+    );
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        format!("-- a\n{warning}\n-- a\n-- b\n{warning}\n-- b\n"),
+        format!("-- a\n{warning}\n-- a\n-- b\n{warning}\n-- b\n-- c\n{note}\n"),
         "once per connection"
     );
+    // The sentence filter: the answer's own sentences, no LLM call.
+    assert_eq!(
+        v["origins"],
+        json!(["sentence", "sentence", "sentence"]),
+        "{v}"
+    );
+    let cleaned = v["cleaned"][0].as_str().unwrap();
+    assert!(
+        cleaned.is_empty() || answer_has_each_sentence_of(cleaned),
+        "{v}"
+    );
+    assert!(
+        v["note"]
+            .as_str()
+            .unwrap()
+            .contains(uq_core::protocol::UAD_SENTENCE_DEFAULT_NOTE),
+        "{v}"
+    );
+}
+
+/// Whether every sentence of `cleaned` is a sentence of the answer of
+/// [`uad_filter_warns_once_per_connection_of_claims_by_the_bundled_llm`], as written.
+fn answer_has_each_sentence_of(cleaned: &str) -> bool {
+    let answer = "Marie Curie was a physicist and chemist. She won the Nobel Prize in Physics in \
+                  1903. She was born in Vienna in 1867.";
+    cleaned
+        .split_inclusive(". ")
+        .all(|s| answer.contains(s.trim()))
 }

@@ -25,7 +25,7 @@ fn sandbox(name: &str) -> Sandbox {
 #[test]
 fn the_demo_answer_keeps_no_false_or_invented_fact() {
     let sb = sandbox("trust-demo");
-    let opts = r#"'{"scorers":["luq_atomic"],"threshold":0.5}'"#;
+    let opts = r#"'{"granularity":"claim","scorers":["luq_atomic"],"threshold":0.5}'"#;
     let sql = format!(
         "CREATE TABLE a(answer TEXT, samples TEXT);
          INSERT INTO a VALUES ({answer}, {SAMPLES});
