@@ -8,6 +8,9 @@ use std::path::Path;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Map;
+use uq_core::jobs::{quote_ident, LIST_TABLES};
+
+use crate::jobs::run::table_columns;
 
 /// How the labels table is read (the flags of `uqd eval`).
 #[derive(Debug, Clone, Default)]
@@ -63,24 +66,28 @@ pub fn read(db: &Path, spec: &LabelsSpec) -> Result<LabelRows, String> {
     let _ = conn.busy_timeout(crate::store::BUSY_TIMEOUT);
     let table = find_table(&conn, &spec.table)?;
     let cols = resolve(&conn, &table, spec)?;
-    let q = |c: &Option<String>| c.as_deref().map(ident).unwrap_or_else(|| "NULL".into());
+    let q = |c: &Option<String>| {
+        c.as_deref()
+            .map(quote_ident)
+            .unwrap_or_else(|| "NULL".into())
+    };
     let label_sql = match &spec.expr {
         Some(e) => format!("({e})"),
         None => q(&cols.label),
     };
     let sql = format!(
         "SELECT {}, {}, {}, {label_sql} FROM {}",
-        ident(&cols.key),
+        quote_ident(&cols.key),
         q(&cols.index),
         q(&cols.text),
-        ident(&table)
+        quote_ident(&table)
     );
     let mut st = conn.prepare(&sql).map_err(|e| match &spec.expr {
         Some(x) => format!(
             "--label-expr {x:?}: SQLite says {e}; give a SQL expression over the columns of \
              {table:?} ({}) that is 1 for a factual sentence, e.g. --label-expr \"label = \
              'accurate'\"",
-            columns(&conn, &table).unwrap_or_default().join(", ")
+            table_columns(&conn, &table).unwrap_or_default().join(", ")
         ),
         None => format!("cannot read table {table:?}: {e}"),
     })?;
@@ -135,10 +142,7 @@ pub fn read(db: &Path, spec: &LabelsSpec) -> Result<LabelRows, String> {
 /// The table's own name (case as stored); an error listing the tables when none matches.
 fn find_table(conn: &Connection, name: &str) -> Result<String, String> {
     let tables: Vec<String> = conn
-        .prepare(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE \
-             'uq\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
-        )
+        .prepare(LIST_TABLES)
         .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
         .map_err(|e| format!("cannot read the tables of the database: {e}"))?;
     tables
@@ -154,18 +158,9 @@ fn find_table(conn: &Connection, name: &str) -> Result<String, String> {
         })
 }
 
-fn columns(conn: &Connection, table: &str) -> Result<Vec<String>, String> {
-    conn.prepare(&format!(
-        "SELECT name FROM pragma_table_info({})",
-        literal(table)
-    ))
-    .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
-    .map_err(|e| format!("cannot read the columns of table {table:?}: {e}"))
-}
-
 /// The key, index, text and label columns: given ones must exist; defaults where present.
 fn resolve(conn: &Connection, table: &str, spec: &LabelsSpec) -> Result<Cols, String> {
-    let all = columns(conn, table)?;
+    let all = table_columns(conn, table)?;
     let find = |n: &str| all.iter().find(|c| c.eq_ignore_ascii_case(n)).cloned();
     let need = |flag: &str, given: &Option<String>, default: &str, what: &str| {
         let name = given.as_deref().unwrap_or(default);
@@ -301,8 +296,8 @@ fn zero_one(v: &Value) -> Option<bool> {
 fn distinct(conn: &Connection, table: &str, column: &str) -> Vec<String> {
     conn.prepare(&format!(
         "SELECT DISTINCT CAST({} AS TEXT) FROM {} WHERE {0} IS NOT NULL ORDER BY 1 LIMIT 8",
-        ident(column),
-        ident(table)
+        quote_ident(column),
+        quote_ident(table)
     ))
     .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
     .unwrap_or_default()
@@ -334,11 +329,6 @@ fn listed(names: &[String]) -> String {
         .map(|c| format!("{c:?}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A SQL identifier, quoted.
-fn ident(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
 }
 
 /// A SQL string literal.
