@@ -116,7 +116,7 @@ test('highlight: text and HTML', () => {
   assert.match(html, /^<div class="uq-highlight"/);
   assert.match(html, /uq-unsupported/);
   assert.equal(uqlite.highlight(null, units), null);
-  assert.equal(uqlite.highlight('A b. C d.', '[{"unit":"C d.","score":0.4}]', { format: 'text' }), 'A b. [?C d.]');
+  assert.equal(uqlite.highlight('A b. C d.', '[{"unit":"C d.","score":0.25}]', { format: 'text' }), 'A b. [?C d.]');
   assert.throws(() => uqlite.highlight('A b.', [{ unit: 'A b.', score: 2 }]), (e) => e instanceof Error && /^uq_highlight: /.test(e.message));
   db.close();
 });
