@@ -62,8 +62,9 @@ bench-suite: setup
 # distillation term) and that uqd loads and scores with its export; nli-model rebuilds the
 # v2-class model (~1 h on 2 CPU cores); nli-v3 trains v3 from v2 (~1 h); nli-v4 trains v4 from v2
 # (90k pairs, about 80 min on 2 idle cores) with the interpolations toward v2 beside it; nli-fast
-# distils a 3-layer student from the shipped v2 (NLI_FAST_PAIRS=N: its training pairs, v2's mix
-# scaled; default v2's 101k).
+# distils a 3-layer student from the default (v2) on v2's mix with v4's real pairs (NLI_FAST_PAIRS=N:
+# its training pairs, that mix scaled; default 100k, about 80 min on 2 idle cores); judge either with
+# evaluate.py --judge (models/nli/README.md).
 NLI_OUT ?= .cache/nli-build
 NLI_PY = .cache/nli-train/bin/python
 nli-env:
@@ -82,9 +83,9 @@ nli-v3: setup nli-env
 nli-v4: setup nli-env
 	$(NLI_PY) models/nli/build.py --variant v4 --no-eval --interpolate 0.5,0.75 --out $(NLI_OUT)/v4 --data $(DATA)
 
-NLI_FAST_PAIRS ?= 101000
+NLI_FAST_PAIRS ?= 100000
 nli-fast: setup nli-env
-	$(NLI_PY) models/nli/build.py --variant fast --pairs $(NLI_FAST_PAIRS) --out $(NLI_OUT)/fast --data $(DATA)
+	$(NLI_PY) models/nli/build.py --variant fast --no-eval --pairs $(NLI_FAST_PAIRS) --out $(NLI_OUT)/fast --data $(DATA)
 
 clean:
 	rm -rf dist target ext/target
