@@ -63,7 +63,7 @@ bench-suite: setup
 # v2-class model (~1 h on 2 CPU cores); nli-v3 trains v3 from v2 (~1 h); nli-v4 trains v4 from v2
 # (90k pairs, about 80 min on 2 idle cores) with the interpolations toward v2 beside it; nli-fast
 # distils a 3-layer student from the default (v2) on v2's mix with v4's real pairs (NLI_FAST_PAIRS=N:
-# its training pairs, that mix scaled; default 100k, about 80 min on 2 idle cores); judge either with
+# its training pairs, that mix scaled; default 100k, 69 min measured on 2 cores); judge either with
 # evaluate.py --judge (models/nli/README.md).
 NLI_OUT ?= .cache/nli-build
 NLI_PY = .cache/nli-train/bin/python
