@@ -95,11 +95,12 @@ fn is_trailing_punct(c: char) -> bool {
     c.is_ascii_punctuation() || "…。．！？，；：”’»」』)".contains(c)
 }
 
-/// The lowercased runs of letters and digits of `s`.
+/// The lowercased runs of letters and digits of `s`: the word tokens of
+/// [`crate::words::tokenize`], its punctuation tokens left out.
 pub fn words(s: &str) -> Vec<String> {
-    s.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+    crate::words::tokenize(s)
+        .into_iter()
+        .filter(|t| t.chars().next().is_some_and(char::is_alphanumeric))
         .collect()
 }
 
