@@ -15,6 +15,7 @@ pub mod highlight;
 pub mod jobs;
 pub mod json;
 pub mod limits;
+pub mod logprobs;
 pub mod metrics;
 pub mod options;
 pub mod retrieve;

@@ -14,7 +14,7 @@ use serde_json::Value;
 /// workspaces (`ext/` and the daemon's) build this file separately, so the number is all that
 /// tells them apart at run time. tests/golden/protocol.json pins the shapes: a change without a
 /// bump fails `cargo test -p uq-core --test pure protocol_golden::`.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Largest request or response line either side accepts.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -273,9 +273,10 @@ pub struct GeneratedResponse {
     /// log-probabilities (`"logprobs": true` in its config); else `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub normalized_probability: Option<f64>,
-    /// The text's token log-probabilities, when the generation LLM returned them.
+    /// The text's tokens, each with its character offset (when they tile the text), its
+    /// log-probability and the top-k alternatives, when the generation LLM returned them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub logprobs: Option<Vec<f64>>,
+    pub logprobs: Option<Vec<crate::logprobs::TokenLogprob>>,
 }
 
 /// Result of a `generate` request.

@@ -52,6 +52,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "uad_warnings",
         sql: include_str!("../../sql/migrations/0008_uad_warnings.sql"),
     },
+    Migration {
+        version: 9,
+        name: "logprobs",
+        sql: include_str!("../../sql/migrations/0009_logprobs.sql"),
+    },
 ];
 
 /// The schema version after every migration.

@@ -4,11 +4,14 @@
 //! score (unit-response, §3.3.1, or matched-unit, §3.3.2) and η is the semantic
 //! consistency function of §3.2. Granularity is an option, not part of the name.
 
+mod cells;
 mod kinds;
 
 use std::fmt;
 
-pub use kinds::{Consistency, Family, Granularity, GraphMetric};
+use cells::*;
+pub use cells::{PaperName, UNIT_SCORER_OPTIONS};
+pub use kinds::{Consistency, Family, Granularity, GraphMetric, TokenStat};
 
 /// One row of the scorer catalogue: everything uqlite states about a scorer, in one place.
 /// Every accessor of [`Scorer`] reads its row; `uq_scorers()`, the option checks and the docs'
@@ -35,117 +38,6 @@ pub struct ScorerInfo {
     /// The centrality of a graph scorer (family [`Family::Graph`]).
     pub graph_metric: Option<GraphMetric>,
 }
-
-/// The name of a scorer's method in the paper, at sentence and at claim granularity (the same
-/// for scorers whose name does not depend on it; response-level scorers use `claim`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PaperName {
-    pub sentence: &'static str,
-    pub claim: &'static str,
-}
-
-impl PaperName {
-    const fn same(name: &'static str) -> PaperName {
-        PaperName {
-            sentence: name,
-            claim: name,
-        }
-    }
-
-    const fn by_granularity(sentence: &'static str, claim: &'static str) -> PaperName {
-        PaperName { sentence, claim }
-    }
-}
-
-/// Options every unit scorer (all but the short-form ones) reads, not repeated in
-/// [`ScorerInfo::options`]. Each `*_llm` role falls back to `llm`.
-pub const UNIT_SCORER_OPTIONS: &[&str] =
-    &["granularity", "units", "aggregation", "decomposition_llm"];
-
-const BOTH: &[Granularity] = Granularity::ALL;
-const CLAIM: &[Granularity] = &[Granularity::Claim];
-const RESPONSE: &[Granularity] = &[];
-
-const COST_UNIT_RESPONSE: &str = "NLI: m × units pairs";
-const COST_MATCHED_NLI: &str = "NLI: units × units of the m samples pairs";
-const COST_MATCHED_EMBEDDINGS: &str = "embeddings: units + units of the m samples";
-const COST_GRAPH: &str = "NLI: claim union × (m + 1) pairs";
-const COST_QA_NLI: &str =
-    "LLM: units × Q question calls + units × Q × (m_qa + 1) answers; NLI: units × Q × 2 m_qa pairs";
-const COST_QA_EMBEDDINGS: &str =
-    "LLM: units × Q question calls + units × Q × (m_qa + 1) answers; embeddings of the answers";
-const COST_QA_EXACT: &str = "LLM: units × Q question calls + units × Q × (m_qa + 1) answers";
-const COST_QA_NEGENTROPY: &str = "LLM: units × Q question calls + units × Q × (m_qa + 1) answers; NLI: up to units × Q × (m_qa + 1)² pairs";
-const COST_SHORT_NLI: &str = "NLI: 2m pairs";
-const COST_SHORT_EMBEDDINGS: &str = "embeddings: response + m samples";
-const COST_NGRAM: &str = "none: token counts of the response and m samples";
-
-const OPTS_SAMPLES: &[&str] = &["num_samples"];
-const OPTS_GROUNDED: &[&str] = &[
-    "sources",
-    "source_premise",
-    "source_entailment_threshold",
-    "source_contradiction_threshold",
-];
-const OPTS_GROUNDED_FALLBACK: &[&str] = &[
-    "sources",
-    "source_premise",
-    "source_entailment_threshold",
-    "source_contradiction_threshold",
-    "fallback_scorer",
-    "num_samples",
-    "premise",
-];
-const COST_GROUNDED: &str =
-    "NLI: units × up to K pairs (K = source_premise top_k; whole: units × passages)";
-const GROUNDED: PaperName =
-    PaperName::same("grounded checking (beyond the paper; SummaC, Laban et al. 2022)");
-const OPTS_UNIT_RESPONSE: &[&str] = &["num_samples", "premise"];
-const OPTS_MATCHED: &[&str] = &["num_samples", "sample_units"];
-const OPTS_GRAPH: &[&str] = &[
-    "num_samples",
-    "claim_union",
-    "graph_threshold",
-    "premise",
-    "sample_units",
-    "merge_llm",
-];
-const OPTS_PAGE_RANK: &[&str] = &[
-    "num_samples",
-    "claim_union",
-    "graph_threshold",
-    "pagerank_damping",
-    "premise",
-    "sample_units",
-    "merge_llm",
-];
-const OPTS_QA: &[&str] = &[
-    "prompt",
-    "num_questions",
-    "qa_samples",
-    "temperature",
-    "sampling_temperature",
-    "question_llm",
-    "generation_llm",
-];
-const OPTS_QA_NEGENTROPY: &[&str] = &[
-    "prompt",
-    "num_questions",
-    "qa_samples",
-    "temperature",
-    "sampling_temperature",
-    "semantic_clustering",
-    "question_llm",
-    "generation_llm",
-];
-
-const LUQ_EXTENSION: PaperName =
-    PaperName::by_granularity("extension of LUQ", "extension of LUQ-atomic");
-const LUQ_PAIR_EXTENSION: PaperName = PaperName::same("extension of LUQ-pair");
-const JIANG: PaperName = PaperName::same("Jiang et al. 2024");
-const NEW: PaperName = PaperName::same("new (this work)");
-const UNIT_QA: PaperName =
-    PaperName::by_granularity("sentence-QA (new, this work)", "claim-QA (new, this work)");
 
 /// Declares [`Scorer`] (one variant per row, in row order), [`ALL`] and [`CATALOGUE`] from one
 /// list, so that a scorer without a row (or a row with a missing field) does not compile.
@@ -325,13 +217,114 @@ catalogue! {
         options: OPTS_SAMPLES, graph_metric: None,
     }
     NormalizedProbability {
-        name: "normalized_probability", aliases: &[], family: Family::ShortForm,
+        name: "normalized_probability", aliases: &[], family: Family::WhiteBox,
         granularities: RESPONSE, consistency: Consistency::NormalizedProbability,
         cost: "none: the answer's token log-probabilities",
         paper_name: PaperName::same(
             "normalized sequence probability (short-form white-box baseline; Malinin & Gales 2021)"
         ),
         options: &["response_logprobs"], graph_metric: None,
+    }
+    /// White-box, response level (uqlm 0.6.7's `WhiteBoxUQ` names; formulas in
+    /// `uq_core::score::white_box`).
+    MinProbability {
+        name: "min_probability", aliases: &[], family: Family::WhiteBox, granularities: RESPONSE,
+        consistency: Consistency::TokenProbability(TokenStat::MinProbability), cost: COST_TOKENS,
+        paper_name: PaperName::same("minimum token probability (white-box; Manakul et al. 2023)"),
+        options: OPTS_TOKENS, graph_metric: None,
+    }
+    SequenceProbability {
+        name: "sequence_probability", aliases: &[], family: Family::WhiteBox,
+        granularities: RESPONSE,
+        consistency: Consistency::TokenProbability(TokenStat::SequenceProbability),
+        cost: COST_TOKENS,
+        paper_name: PaperName::same("sequence probability (white-box; Malinin & Gales 2021)"),
+        options: &["response_logprobs", "length_normalize"], graph_metric: None,
+    }
+    MeanTokenNegentropy {
+        name: "mean_token_negentropy", aliases: &[], family: Family::WhiteBox,
+        granularities: RESPONSE,
+        consistency: Consistency::TokenProbability(TokenStat::MeanNegentropy), cost: COST_TOP,
+        paper_name: PaperName::same("mean token negentropy (white-box; Manakul et al. 2023)"),
+        options: OPTS_TOKENS, graph_metric: None,
+    }
+    MinTokenNegentropy {
+        name: "min_token_negentropy", aliases: &[], family: Family::WhiteBox,
+        granularities: RESPONSE,
+        consistency: Consistency::TokenProbability(TokenStat::MinNegentropy), cost: COST_TOP,
+        paper_name: PaperName::same("minimum token negentropy (white-box; Manakul et al. 2023)"),
+        options: OPTS_TOKENS, graph_metric: None,
+    }
+    ProbabilityMargin {
+        name: "probability_margin", aliases: &[], family: Family::WhiteBox,
+        granularities: RESPONSE, consistency: Consistency::TokenProbability(TokenStat::Margin),
+        cost: COST_TOP,
+        paper_name: PaperName::same("probability margin (white-box; Farr et al. 2024)"),
+        options: OPTS_TOKENS, graph_metric: None,
+    }
+    MonteCarloProbability {
+        name: "monte_carlo_probability", aliases: &[], family: Family::WhiteBox,
+        granularities: RESPONSE,
+        consistency: Consistency::TokenProbability(TokenStat::MonteCarlo),
+        cost: "none: the answer's and the m samples' token log-probabilities",
+        paper_name: PaperName::same("Monte Carlo sequence probability (white-box; Kuhn et al. 2023)"),
+        options: OPTS_SAMPLED_TOKENS, graph_metric: None,
+    }
+    ConsistencyAndConfidence {
+        name: "consistency_and_confidence", aliases: &["cocoa"], family: Family::WhiteBox,
+        granularities: RESPONSE, consistency: Consistency::TokenProbability(TokenStat::CoCoA),
+        cost: "embeddings: response + m samples; the answer's token log-probabilities",
+        paper_name: PaperName::same("CoCoA (white-box; Vashurin et al. 2025)"),
+        options: &["response_logprobs", "length_normalize", "num_samples"], graph_metric: None,
+    }
+    SemanticNegentropy {
+        name: "semantic_negentropy", aliases: &[], family: Family::WhiteBox,
+        granularities: RESPONSE,
+        consistency: Consistency::TokenProbability(TokenStat::WeightedNegentropy),
+        cost: "NLI: up to (m + 1)² pairs; the answers' token log-probabilities",
+        paper_name: PaperName::same(
+            "semantic negentropy weighted by token probability (white-box; Farquhar et al. 2024)"
+        ),
+        options: &["response_logprobs", "sample_logprobs", "length_normalize", "num_samples",
+                   "semantic_clustering"],
+        graph_metric: None,
+    }
+    SemanticDensity {
+        name: "semantic_density", aliases: &[], family: Family::WhiteBox, granularities: RESPONSE,
+        consistency: Consistency::TokenProbability(TokenStat::SemanticDensity),
+        cost: "NLI: m pairs; the samples' token log-probabilities",
+        paper_name: PaperName::same("semantic density (white-box; Qiu & Miikkulainen 2024)"),
+        options: &["sample_logprobs", "length_normalize", "num_samples", "prompt"],
+        graph_metric: None,
+    }
+    PTrue {
+        name: "p_true", aliases: &[], family: Family::WhiteBox, granularities: RESPONSE,
+        consistency: Consistency::TokenProbability(TokenStat::PTrue),
+        cost: "LLM: one judge call per response, with log-probabilities",
+        paper_name: PaperName::same("P(True) (white-box; Kadavath et al. 2022)"),
+        options: &["prompt", "judge_llm"], graph_metric: None,
+    }
+    /// White-box, unit level: the tokens inside the unit's span in the answer.
+    ClaimProbability {
+        name: "claim_probability", aliases: &["max_claim_probability"], family: Family::WhiteBox,
+        granularities: BOTH,
+        consistency: Consistency::TokenProbability(TokenStat::ClaimProbability),
+        cost: COST_TOKENS, paper_name: CLAIM_WHITE_BOX, options: &["response_logprobs"],
+        graph_metric: None,
+    }
+    ClaimNormalizedProbability {
+        name: "claim_normalized_probability", aliases: &["claim_perplexity"],
+        family: Family::WhiteBox, granularities: BOTH,
+        consistency: Consistency::TokenProbability(TokenStat::ClaimNormalizedProbability),
+        cost: COST_TOKENS, paper_name: CLAIM_WHITE_BOX, options: &["response_logprobs"],
+        graph_metric: None,
+    }
+    ClaimMinTokenNegentropy {
+        name: "claim_min_token_negentropy", aliases: &["claim_max_token_entropy"],
+        family: Family::WhiteBox, granularities: BOTH,
+        consistency: Consistency::TokenProbability(TokenStat::ClaimMinNegentropy),
+        cost: COST_TOP, paper_name: CLAIM_WHITE_BOX, options: &["response_logprobs"],
+        graph_metric: None,
     }
     /// Grounded scorers (beyond the paper): the unit against the user's sources (option
     /// `sources`), not sampled answers; no LLM call. c(s) = max over the passages' premises of
@@ -433,9 +426,10 @@ impl Scorer {
         }
     }
 
-    /// True for scorers that score the whole response and have no unit scores (short-form).
+    /// True for scorers that score the whole response and have no unit scores (short-form and
+    /// the response-level white-box ones).
     pub fn is_response_level(self) -> bool {
-        self.family() == Family::ShortForm
+        self.granularities().is_empty()
     }
 
     /// True when the scorer compares against `samples` (everything except verbalized
@@ -444,10 +438,19 @@ impl Scorer {
     /// `normalized_probability`).
     /// The ensemble's needs are those of its components (`ScoringOptions::computed`).
     pub fn needs_samples(self) -> bool {
-        !matches!(
-            self.family(),
-            Family::Verbalized | Family::UnitQa | Family::Ensemble | Family::Grounded
-        ) && self.consistency() != Consistency::NormalizedProbability
+        match self.family() {
+            Family::Verbalized | Family::UnitQa | Family::Ensemble | Family::Grounded => false,
+            Family::WhiteBox => matches!(
+                self.consistency(),
+                Consistency::TokenProbability(
+                    TokenStat::MonteCarlo
+                        | TokenStat::CoCoA
+                        | TokenStat::WeightedNegentropy
+                        | TokenStat::SemanticDensity
+                )
+            ),
+            _ => true,
+        }
     }
 
     /// What one response costs, for m samples (the paper's cost table in the appendix): the model calls.
@@ -464,19 +467,21 @@ impl Scorer {
     pub fn needs_embeddings(self) -> bool {
         matches!(
             self.consistency(),
-            Consistency::Cosine | Consistency::BertScore
+            Consistency::Cosine
+                | Consistency::BertScore
+                | Consistency::TokenProbability(TokenStat::CoCoA)
         )
     }
 
-    /// True when the scorer always needs an LLM: verbalized confidence (judge role) and the
-    /// unit-QA scorers (question and generation roles).
+    /// True when the scorer always needs an LLM: verbalized confidence and `p_true` (judge
+    /// role) and the unit-QA scorers (question and generation roles).
     pub fn needs_llm(self) -> bool {
-        matches!(self.family(), Family::Verbalized | Family::UnitQa)
+        matches!(self.family(), Family::Verbalized | Family::UnitQa) || self == Scorer::PTrue
     }
 
     /// True when the scorer needs `options.prompt` (the question the response answers).
     pub fn needs_prompt(self) -> bool {
-        self.family() == Family::Verbalized
+        self.family() == Family::Verbalized || self == Scorer::PTrue
     }
 
     /// Parses a canonical name or an alias (`luq`, `luq_atomic`, `luq_pair`),

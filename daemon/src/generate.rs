@@ -10,10 +10,11 @@
 //! * Everything goes through the completion cache: the same request again returns the same rows
 //!   with `cached: true` and costs no call. Token counts are those of the call that produced a
 //!   row (a call that produced several samples reports its whole usage on the first).
-//! * With a generation LLM whose config sets `"logprobs": true`, each row carries its token
-//!   log-probabilities and `normalized_probability` = exp(mean log-probability) (uqlm's white-box
-//!   `normalized_probability`); pass the logprobs of row 0 to the score request as option
-//!   `response_logprobs` for the `normalized_probability` scorer.
+//! * With a generation LLM whose config sets `"logprobs": true`, each row carries its tokens
+//!   (text, character offset into the row's text when the tokens tile it, log-probability and
+//!   the `top_logprobs` most likely alternatives, default 5) and `normalized_probability` =
+//!   exp(mean log-probability); pass row 0's as option `response_logprobs` and the samples' as
+//!   `sample_logprobs` to the white-box scorers (`uq_core::score::white_box`).
 //! * The prompt is sent as the user message with no system message (the local model uses its
 //!   chat template's default system prompt).
 
@@ -87,7 +88,11 @@ pub fn generate(
             .ok_or_else(|| generator.error("no completion"))?;
         let mut lps = c.logprobs.map(|v| v.into_iter());
         for (k, text) in c.texts.into_iter().enumerate() {
-            let logprobs = lps.as_mut().and_then(|it| it.next());
+            let mut logprobs = lps.as_mut().and_then(|it| it.next());
+            if let Some(t) = logprobs.as_mut() {
+                // Offsets only when the tokens are the text; else they stay unset.
+                let _ = uq_core::logprobs::place(&text, t);
+            }
             let (model, prompt_tokens, completion_tokens) =
                 stored(&generator, &b.req, b.first + k).unwrap_or_else(|| (c.model.clone(), 0, 0));
             rows.push(GeneratedResponse {
@@ -100,7 +105,7 @@ pub fn generate(
                 cached: cached.next().unwrap_or(false),
                 normalized_probability: logprobs
                     .as_deref()
-                    .map(normalized_probability)
+                    .map(|t| normalized_probability(&uq_core::logprobs::values(t)))
                     .filter(|x| x.is_finite()),
                 logprobs,
             });

@@ -254,7 +254,7 @@ impl Judge<'_> {
                     .as_ref()
                     .and_then(|l| l.first())
                     .and_then(|l| l.first())
-                    .map(|lp| lp.exp())
+                    .map(|lp| lp.logprob.exp())
                     .filter(|p| p.is_finite())
             } else {
                 None

@@ -425,6 +425,7 @@ impl LlmService {
             requests_per_minute: cfg.requests_per_minute.or(d.requests_per_minute),
             tokens_per_minute: cfg.tokens_per_minute.or(d.tokens_per_minute),
             logprobs: cfg.logprobs.unwrap_or(d.logprobs),
+            top_logprobs: cfg.top_logprobs.unwrap_or(d.top_logprobs),
         };
         let label = format!(
             "openai {} at {}{}",
@@ -466,6 +467,9 @@ impl LlmService {
         }
         if let Some(l) = cfg.logprobs {
             settings.logprobs = l;
+        }
+        if let Some(k) = cfg.top_logprobs {
+            settings.top_logprobs = k;
         }
         let model_id = model_id_for(&path)
             .map_err(|e| format!("{role} ({label}): {}", missing_local_model(&path, e)))?;

@@ -96,6 +96,7 @@ pub const LLM_CONFIG_KEYS: &[&str] = &[
     "requests_per_minute",
     "tokens_per_minute",
     "logprobs",
+    "top_logprobs",
     "replica_retry_ms",
 ];
 
@@ -127,6 +128,8 @@ pub struct LlmConfig {
     pub requests_per_minute: Option<u32>,
     pub tokens_per_minute: Option<u32>,
     pub logprobs: Option<bool>,
+    /// With `logprobs`: the alternatives asked for at each position (0..=20; default 5).
+    pub top_logprobs: Option<u32>,
 }
 
 impl LlmConfig {
@@ -253,6 +256,7 @@ fn set_key(c: &mut LlmConfig, v: &ConfigValue) -> Result<(), String> {
             c.tokens_per_minute = Some(v.integer(1, u32::MAX as u64, "200000")? as u32)
         }
         "logprobs" => c.logprobs = Some(v.boolean()?),
+        "top_logprobs" => c.top_logprobs = Some(v.integer(0, 20, "5")? as u32),
         _ => {}
     }
     Ok(())

@@ -75,6 +75,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "qa_samples",
     "semantic_clustering",
     "response_logprobs",
+    "sample_logprobs",
+    "length_normalize",
     "ensemble_weights",
     "calibration",
     "sources",

@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
-use super::values::{ranged, string_array, string_option};
+use super::values::{bool_option, ranged, string_array, string_option};
 use crate::ensemble::{combine, Weights};
 use crate::json::{number_or_type, type_name};
+use crate::logprobs::TokenLogprob;
 use crate::score::black_box::Clustering;
 use crate::score::graph::{DEFAULT_DAMPING, DEFAULT_EDGE_THRESHOLD};
 use crate::score::premise::Premise;
@@ -60,10 +61,17 @@ pub struct ScoringOptions {
     /// Option `semantic_clustering`, for semantic negentropy (unit-QA and short-form): how
     /// answers are clustered (default uqlm's).
     pub semantic_clustering: Clustering,
-    /// Option `response_logprobs`, for `normalized_probability`: the token log-probabilities of
-    /// the response, when the caller has them (e.g. from `uq_generate` with
-    /// `"generation_llm":{"logprobs":true}`).
-    pub response_logprobs: Option<Vec<f64>>,
+    /// Option `response_logprobs`, for the white-box scorers: the response's tokens with their
+    /// log-probabilities (and top-k alternatives), when the caller has them (`uq_generate`'s
+    /// `logprobs` with `"generation_llm":{"logprobs":true}`; bare numbers are read as tokens
+    /// of unknown text).
+    pub response_logprobs: Option<Vec<TokenLogprob>>,
+    /// Option `sample_logprobs`, for `monte_carlo_probability`, `semantic_negentropy` and
+    /// `semantic_density`: one token list per sample, in sample order.
+    pub sample_logprobs: Option<Vec<Vec<TokenLogprob>>>,
+    /// Option `length_normalize` (default true, as uqlm): sequence probabilities are the
+    /// geometric mean of the token probabilities rather than their product.
+    pub length_normalize: bool,
     /// Option `ensemble_weights`, for scorer `ensemble`: its component scorers and their
     /// weights (from `uq_fit_ensemble`).
     pub ensemble_weights: Option<EnsembleWeights>,
@@ -130,6 +138,8 @@ impl Default for ScoringOptions {
             qa_samples: DEFAULT_QA_SAMPLES,
             semantic_clustering: Clustering::Uqlm,
             response_logprobs: None,
+            sample_logprobs: None,
+            length_normalize: true,
             ensemble_weights: None,
         }
     }
@@ -178,7 +188,11 @@ impl ScoringOptions {
                 self.semantic_clustering =
                     Clustering::parse(s).map_err(|e| format!("option semantic_clustering: {e}"))?;
             }
-            "response_logprobs" => self.response_logprobs = Some(parse_logprobs(val)?),
+            "response_logprobs" => {
+                self.response_logprobs = Some(parse_logprobs(val, "option response_logprobs")?)
+            }
+            "sample_logprobs" => self.sample_logprobs = Some(parse_sample_logprobs(val)?),
+            "length_normalize" => self.length_normalize = bool_option(key, val)?,
             "ensemble_weights" => self.ensemble_weights = Some(EnsembleWeights::parse(val)?),
             _ => return Ok(false),
         }
@@ -311,23 +325,41 @@ fn bounded_count(name: &str, v: &Value, example: &str) -> Result<usize, String> 
     }
 }
 
-fn parse_logprobs(val: &Value) -> Result<Vec<f64>, String> {
+/// A token list: an array of numbers (log-probabilities alone) or of `{"token", "logprob",
+/// "top_logprobs"}` objects (`uq_generate`'s `logprobs`), each log-probability a number <= 0.
+fn parse_logprobs(val: &Value, what: &str) -> Result<Vec<TokenLogprob>, String> {
+    let shape = "an array of numbers or of {\"token\",\"logprob\",\"top_logprobs\"} objects (the \
+        response's tokens, e.g. uq_generate's logprobs column)";
     let items = val.as_array().ok_or_else(|| {
         format!(
-            "option response_logprobs must be an array of numbers (the response's token \
-             log-probabilities), e.g. \"response_logprobs\":[-0.01,-0.3]; got {}",
+            "{what} must be {shape}, e.g. [-0.01,-0.3]; got {}",
+            type_name(val)
+        )
+    })?;
+    let mut tokens = Vec::with_capacity(items.len());
+    for (i, x) in items.iter().enumerate() {
+        let t: TokenLogprob = serde_json::from_value(x.clone()).map_err(|_| {
+            format!("{what}[{i}] is {x}: every token must be a log-probability <= 0 or {shape}")
+        })?;
+        tokens.push(t);
+    }
+    crate::logprobs::check(&mut tokens, what)?;
+    Ok(tokens)
+}
+
+/// `sample_logprobs`: one token list per sample.
+fn parse_sample_logprobs(val: &Value) -> Result<Vec<Vec<TokenLogprob>>, String> {
+    let items = val.as_array().ok_or_else(|| {
+        format!(
+            "option sample_logprobs must be an array with one token list per sample (each as \
+             response_logprobs), e.g. [[-0.1,-0.2],[-0.3]]; got {}",
             type_name(val)
         )
     })?;
     items
         .iter()
         .enumerate()
-        .map(|(i, x)| match x.as_f64() {
-            Some(x) if !x.is_nan() && x <= 0.0 => Ok(x),
-            _ => Err(format!(
-                "option response_logprobs[{i}] is {x}: every token log-probability must be a number <= 0"
-            )),
-        })
+        .map(|(j, v)| parse_logprobs(v, &format!("option sample_logprobs[{j}]")))
         .collect()
 }
 

@@ -424,7 +424,13 @@ fn unit_qa_and_short_form_options() {
     .unwrap_or_default();
     assert_eq!((o.scoring.num_questions, o.scoring.qa_samples), (2, 3));
     assert_eq!(o.scoring.semantic_clustering, Clustering::Bidirectional);
-    assert_eq!(o.scoring.response_logprobs, Some(vec![-0.5, 0.0, -1e-3]));
+    assert_eq!(
+        o.scoring
+            .response_logprobs
+            .as_deref()
+            .map(crate::logprobs::values),
+        Some(vec![-0.5, 0.0, -1e-3])
+    );
     assert!(o.scoring.has_unit_qa() && o.scoring.needs_units());
     let short = parse_options(
         &json!({"scorers": ["shortform_noncontradiction", "normalized_probability"]}),

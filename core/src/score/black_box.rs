@@ -139,7 +139,49 @@ pub fn semantic_negentropy_of_answers(
     nli: impl Fn(usize, usize) -> NliProbs,
 ) -> f64 {
     let n = answers.len();
-    let equivalent = |r: usize, i: usize| -> bool {
+    let equivalent = equivalence(answers, clustering, nli);
+    match clustering {
+        Clustering::Uqlm => semantic_negentropy_of_clusters(&uqlm_clusters(n, equivalent), n),
+        Clustering::Bidirectional => semantic_negentropy(&cluster_by_equivalence(n, equivalent)),
+    }
+}
+
+/// The member lists of the semantic clusters of `answers` by `clustering` (uqlm's overlapping
+/// ones, or the partition by mutual entailment), `nli` as in [`semantic_negentropy_of_answers`].
+pub fn answer_clusters(
+    answers: &[String],
+    clustering: Clustering,
+    nli: impl Fn(usize, usize) -> NliProbs,
+) -> Vec<Vec<usize>> {
+    let n = answers.len();
+    let equivalent = equivalence(answers, clustering, nli);
+    match clustering {
+        Clustering::Uqlm => uqlm_clusters(n, equivalent),
+        Clustering::Bidirectional => {
+            let ids = cluster_by_equivalence(n, equivalent);
+            let mut seen: Vec<usize> = Vec::new();
+            let mut lists: Vec<Vec<usize>> = Vec::new();
+            for (i, id) in ids.iter().enumerate() {
+                match seen.iter().position(|s| s == id) {
+                    Some(k) => lists[k].push(i),
+                    None => {
+                        seen.push(*id);
+                        lists.push(vec![i]);
+                    }
+                }
+            }
+            lists
+        }
+    }
+}
+
+/// Whether answers r and i mean the same under `clustering` (identical texts always do).
+fn equivalence<'a>(
+    answers: &'a [String],
+    clustering: Clustering,
+    nli: impl Fn(usize, usize) -> NliProbs + 'a,
+) -> impl Fn(usize, usize) -> bool + 'a {
+    move |r: usize, i: usize| -> bool {
         if answers[r] == answers[i] {
             return true;
         }
@@ -148,10 +190,6 @@ pub fn semantic_negentropy_of_answers(
             Clustering::Uqlm => uqlm_equivalent(&a, &b),
             Clustering::Bidirectional => mutually_entail(&a, &b),
         }
-    };
-    match clustering {
-        Clustering::Uqlm => semantic_negentropy_of_clusters(&uqlm_clusters(n, equivalent), n),
-        Clustering::Bidirectional => semantic_negentropy(&cluster_by_equivalence(n, equivalent)),
     }
 }
 

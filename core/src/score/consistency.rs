@@ -45,7 +45,8 @@ pub fn nli_eta(c: Consistency, p: &NliProbs) -> Option<f64> {
         | Consistency::UnigramAvg
         | Consistency::UnigramMax
         | Consistency::Weighted
-        | Consistency::SourceElseSamples => None,
+        | Consistency::SourceElseSamples
+        | Consistency::TokenProbability(_) => None,
     }
 }
 

@@ -17,6 +17,7 @@ pub mod nli;
 pub mod premise;
 pub mod semantic_entropy;
 pub mod unit_response;
+pub mod white_box;
 
 pub use matched_unit::{matched_unit_scores, nli_consistency};
 pub use unit_response::unit_response_scores;

@@ -58,9 +58,14 @@ pub enum Family {
     /// (1/m_qa) Σ_j η(y_0^(s), y_j^(s)) (or the semantic negentropy of the m_qa + 1 answers).
     UnitQa,
     /// Short-form baselines (paper §4, "Response-Level Scoring"): the whole original answer
-    /// against the whole sampled answers (uqlm's `BlackBoxUQ`), or the answer's normalised
-    /// token probability (uqlm's `WhiteBoxUQ`). Response-level only: no unit scores.
+    /// against the whole sampled answers (uqlm's `BlackBoxUQ`). Response-level only: no unit
+    /// scores.
     ShortForm,
+    /// Not in the paper: white-box scores from the generation LLM's token log-probabilities
+    /// (options `response_logprobs`, `sample_logprobs`; `uq_core::score::white_box`): uqlm's
+    /// `WhiteBoxUQ` set at response level, and the tokens inside each unit's span at sentence
+    /// and claim level (LM-Polygraph's claim estimators).
+    WhiteBox,
     /// Model-free n-gram scorers (SelfCheckGPT's unigram variant, Manakul et al. 2023, §5.3): a
     /// unigram language model with add-one smoothing fitted on the response and its samples;
     /// a unit's confidence is exp(−x), x the mean or max of its tokens' −ln p
@@ -84,6 +89,7 @@ impl Family {
             Family::Graph => "graph",
             Family::UnitQa => "unit_qa",
             Family::ShortForm => "short_form",
+            Family::WhiteBox => "white_box",
             Family::Ngram => "ngram",
             Family::Ensemble => "ensemble",
             Family::Grounded => "grounded",
@@ -118,6 +124,9 @@ pub enum Consistency {
     /// Not a consistency function: exp of the mean token log-probability of the original
     /// answer (white-box; uqlm's `normalized_probability`).
     NormalizedProbability,
+    /// White-box (family [`Family::WhiteBox`]): the formula of `uq_core::score::white_box`
+    /// named by the kind.
+    TokenProbability(TokenStat),
     /// Not a consistency function: exp(−mean of −ln p) over the unit's tokens under the unigram
     /// model of the response and samples (the geometric-mean token probability).
     UnigramAvg,
@@ -147,6 +156,7 @@ impl Consistency {
             Consistency::SemanticNegentropy => "semantic_negentropy",
             Consistency::MeanNoncontradiction => "1-(p_c(a,b)+p_c(b,a))/2",
             Consistency::NormalizedProbability => "exp(mean logprob)",
+            Consistency::TokenProbability(t) => t.as_str(),
             Consistency::UnigramAvg => "exp(-mean(-ln p_unigram))",
             Consistency::UnigramMax => "exp(-max(-ln p_unigram))",
             Consistency::Weighted => "sum_k w_k c_k",
@@ -164,7 +174,49 @@ impl Consistency {
                 | Consistency::SemanticNegentropy
                 | Consistency::MeanNoncontradiction
                 | Consistency::SourceElseSamples
+                | Consistency::TokenProbability(TokenStat::WeightedNegentropy)
+                | Consistency::TokenProbability(TokenStat::SemanticDensity)
         )
+    }
+}
+
+/// What a white-box scorer computes from token log-probabilities (`uq_core::score::white_box`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TokenStat {
+    MinProbability,
+    SequenceProbability,
+    MeanNegentropy,
+    MinNegentropy,
+    Margin,
+    MonteCarlo,
+    CoCoA,
+    WeightedNegentropy,
+    SemanticDensity,
+    PTrue,
+    ClaimProbability,
+    ClaimNormalizedProbability,
+    ClaimMinNegentropy,
+}
+
+impl TokenStat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenStat::MinProbability => "min_t p_t",
+            TokenStat::SequenceProbability => "exp(mean logprob) or prod p_t",
+            TokenStat::MeanNegentropy => "mean_t (1-H(top_k)/ln k)",
+            TokenStat::MinNegentropy => "min_t (1-H(top_k)/ln k)",
+            TokenStat::Margin => "mean_t (p_(1)-p_(2))",
+            TokenStat::MonteCarlo => "mean over answer and samples of sequence p",
+            TokenStat::CoCoA => "cos_hat x sequence p",
+            TokenStat::WeightedNegentropy => "1-SE/ln(m+1), clusters weighted by sequence p",
+            TokenStat::SemanticDensity => "sum_j w_j K(NLI) / sum_j w_j",
+            TokenStat::PTrue => "P(first token True) of the judge's True/False",
+            TokenStat::ClaimProbability => "prod of the unit's p_t",
+            TokenStat::ClaimNormalizedProbability => {
+                "exp(mean of the unit's logprob) = 1/perplexity"
+            }
+            TokenStat::ClaimMinNegentropy => "min over the unit's tokens of 1-H(top_k)/ln k",
+        }
     }
 }
 

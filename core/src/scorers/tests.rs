@@ -6,7 +6,7 @@ fn names_round_trip() {
         assert_eq!(Scorer::parse(s.name()), Ok(*s));
         assert_eq!(s.to_string(), s.name());
     }
-    assert_eq!(ALL.len(), 30);
+    assert_eq!(ALL.len(), 43);
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn families_and_consistency() {
         (Family::Verbalized, C::Verbalized)
     );
     assert!(!v.needs_nli() && !v.needs_embeddings() && v.needs_llm() && v.needs_prompt());
-    assert!(ALL.iter().filter(|s| s.needs_llm()).count() == 6);
+    assert!(ALL.iter().filter(|s| s.needs_llm()).count() == 7);
     assert_eq!(v.paper_name(Granularity::Claim), "verbalized confidence");
     assert!(Scorer::MatchedCosineSim.needs_embeddings());
     assert!(Scorer::MatchedBertScore.needs_embeddings());
@@ -249,11 +249,6 @@ fn unit_qa_and_short_form_scorers() {
             "shortform_cosine_sim",
             C::Cosine,
         ),
-        (
-            Scorer::NormalizedProbability,
-            "normalized_probability",
-            C::NormalizedProbability,
-        ),
     ];
     for (s, name, c) in short {
         assert_eq!(Scorer::parse(name), Ok(s));
@@ -263,17 +258,76 @@ fn unit_qa_and_short_form_scorers() {
         assert_eq!(s.granularity_names(), vec!["response"]);
         assert!(!s.paper_name_at("response").is_empty());
     }
-    assert!(!Scorer::NormalizedProbability.needs_samples());
     assert!(Scorer::ShortformCosineSim.needs_samples());
-    assert!(
-        !Scorer::NormalizedProbability.needs_nli()
-            && !Scorer::NormalizedProbability.needs_embeddings()
-    );
     assert_eq!(Family::UnitQa.as_str(), "unit_qa");
     assert_eq!(Family::ShortForm.as_str(), "short_form");
     for s in ALL {
         assert!(!s.cost_class().is_empty() && !s.granularity_names().is_empty());
     }
+}
+
+#[test]
+fn white_box_scorers() {
+    use TokenStat as T;
+    let response = [
+        ("normalized_probability", None),
+        ("min_probability", Some(T::MinProbability)),
+        ("sequence_probability", Some(T::SequenceProbability)),
+        ("mean_token_negentropy", Some(T::MeanNegentropy)),
+        ("min_token_negentropy", Some(T::MinNegentropy)),
+        ("probability_margin", Some(T::Margin)),
+        ("monte_carlo_probability", Some(T::MonteCarlo)),
+        ("consistency_and_confidence", Some(T::CoCoA)),
+        ("semantic_negentropy", Some(T::WeightedNegentropy)),
+        ("semantic_density", Some(T::SemanticDensity)),
+        ("p_true", Some(T::PTrue)),
+    ];
+    for (name, stat) in response {
+        let s = Scorer::parse(name).unwrap();
+        assert_eq!(s.family(), Family::WhiteBox, "{name}");
+        let c = stat.map_or(
+            Consistency::NormalizedProbability,
+            Consistency::TokenProbability,
+        );
+        assert_eq!(s.consistency(), c, "{name}");
+        assert!(s.is_response_level(), "{name}");
+        assert_eq!(s.needs_llm(), name == "p_true", "{name}");
+        assert_eq!(s.granularity_names(), vec!["response"]);
+    }
+    let unit = [
+        (
+            "claim_probability",
+            "max_claim_probability",
+            T::ClaimProbability,
+        ),
+        (
+            "claim_normalized_probability",
+            "claim_perplexity",
+            T::ClaimNormalizedProbability,
+        ),
+        (
+            "claim_min_token_negentropy",
+            "claim_max_token_entropy",
+            T::ClaimMinNegentropy,
+        ),
+    ];
+    for (name, alias, stat) in unit {
+        let s = Scorer::parse(name).unwrap();
+        assert_eq!(Scorer::parse(alias), Ok(s));
+        assert_eq!(s.consistency(), Consistency::TokenProbability(stat));
+        assert!(!s.is_response_level() && !s.needs_samples() && !s.needs_nli());
+        assert_eq!(s.granularities(), Granularity::ALL);
+    }
+    // What needs the samples, the NLI model or embeddings, as the cost column says.
+    let p = |n| Scorer::parse(n).unwrap();
+    assert!(!p("normalized_probability").needs_samples());
+    assert!(!p("normalized_probability").needs_nli() && !p("min_probability").needs_embeddings());
+    assert!(
+        p("monte_carlo_probability").needs_samples() && !p("monte_carlo_probability").needs_nli()
+    );
+    assert!(p("semantic_negentropy").needs_nli() && p("semantic_density").needs_nli());
+    assert!(p("cocoa").needs_embeddings() && !p("cocoa").needs_nli());
+    assert_eq!(Family::WhiteBox.as_str(), "white_box");
 }
 
 #[test]
@@ -343,11 +397,15 @@ fn catalogue_rows_are_consistent() {
             "{}",
             row.name
         );
-        // Response level exactly for the short-form family; only graph scorers are limited to
-        // claims (the granularity check's message says so).
+        // Response level exactly for the short-form family and the white-box scorers that are
+        // not claim_*; only graph scorers are limited to claims (the granularity check's message
+        // says so).
         assert_eq!(
             row.granularities.is_empty(),
             row.family == Family::ShortForm
+                || (row.family == Family::WhiteBox && !row.name.starts_with("claim_")),
+            "{}",
+            row.name
         );
         assert_eq!(
             row.granularities == [Granularity::Claim],
@@ -373,7 +431,7 @@ fn catalogue_rows_are_consistent() {
         );
         assert_eq!(
             row.scorer.needs_prompt(),
-            row.scorer == Scorer::VerbalizedConfidence
+            row.scorer == Scorer::VerbalizedConfidence || row.scorer == Scorer::PTrue
         );
     }
     for opt in UNIT_SCORER_OPTIONS {
@@ -395,6 +453,10 @@ fn catalogue_rows_are_consistent() {
             ("luq", Scorer::ContrastedEntailment),
             ("luq_atomic", Scorer::ContrastedEntailment),
             ("luq_pair", Scorer::MatchedContrastedEntailment),
+            ("cocoa", Scorer::ConsistencyAndConfidence),
+            ("max_claim_probability", Scorer::ClaimProbability),
+            ("claim_perplexity", Scorer::ClaimNormalizedProbability),
+            ("claim_max_token_entropy", Scorer::ClaimMinTokenNegentropy),
         ]
     );
 }

@@ -4,3 +4,4 @@
 
 mod fuzz_options;
 mod protocol_golden;
+mod white_box_parity;

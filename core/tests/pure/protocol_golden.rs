@@ -143,7 +143,12 @@ fn generated(logprobs: bool) -> GeneratedResponse {
         completion_tokens: 6,
         cached: false,
         normalized_probability: logprobs.then_some(0.5),
-        logprobs: logprobs.then(|| vec![-0.5, -0.25]),
+        logprobs: logprobs.then(|| {
+            vec![
+                uq_core::logprobs::TokenLogprob::bare(-0.5),
+                uq_core::logprobs::TokenLogprob::bare(-0.25),
+            ]
+        }),
     }
 }
 

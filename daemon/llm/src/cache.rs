@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 
 use crate::client::{BackendIdentity, ChatRequest, Completion, LlmBackend, Params, Usage};
 use crate::error::LlmError;
+use crate::logprobs::TokenLogprob;
 
 const SCHEMA_VERSION: i64 = 1;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -30,7 +31,7 @@ pub struct CachedSample {
     pub text: String,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
-    pub logprobs: Option<Vec<f64>>,
+    pub logprobs: Option<Vec<TokenLogprob>>,
     pub model: String,
     /// UTC, ISO-8601 (`2025-01-31T12:00:00.000Z`); set by the cache on insert.
     pub created_at: String,
@@ -76,8 +77,13 @@ pub fn request_key(
         "max_tokens": params.max_tokens,
         "seed": params.seed,
         "logprobs": params.logprobs,
-    })
-    .to_string();
+    });
+    // Only when asked: the keys of requests without alternatives stay what they were.
+    let mut canonical = canonical;
+    if params.top_logprobs > 0 {
+        canonical["top_logprobs"] = json!(params.top_logprobs);
+    }
+    let canonical = canonical.to_string();
     let digest = Sha256::digest(canonical.as_bytes());
     let hash = digest
         .iter()
@@ -531,6 +537,7 @@ mod tests {
             max_tokens: 10,
             seed: None,
             logprobs: false,
+            top_logprobs: 0,
         }
     }
 
@@ -635,7 +642,7 @@ mod tests {
             text: "hello".into(),
             prompt_tokens: 3,
             completion_tokens: 1,
-            logprobs: Some(vec![-0.5]),
+            logprobs: Some(vec![crate::logprobs::TokenLogprob::bare(-0.5)]),
             model: "m".into(),
             created_at: String::new(),
         };
@@ -655,7 +662,10 @@ mod tests {
         let cache = CompletionCache::open(&path).unwrap();
         let got = cache.get("h", 0).unwrap().unwrap();
         assert_eq!(got.text, "hello");
-        assert_eq!(got.logprobs, Some(vec![-0.5]));
+        assert_eq!(
+            got.logprobs,
+            Some(vec![crate::logprobs::TokenLogprob::bare(-0.5)])
+        );
         assert!(
             got.created_at.ends_with('Z') && got.created_at.contains('T'),
             "{}",

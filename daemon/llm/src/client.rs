@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LlmError;
+use crate::logprobs::TokenLogprob;
 
 /// One prompt: an optional system message and a user message, or raw text (local model only).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -101,8 +102,9 @@ impl Usage {
 pub struct Completion {
     pub texts: Vec<String>,
     pub usage: Usage,
-    /// Per sample, the log-probability of each generated token (when logprobs were requested).
-    pub logprobs: Option<Vec<Vec<f64>>>,
+    /// Per sample, each generated token with its log-probability and alternatives (when
+    /// logprobs were requested).
+    pub logprobs: Option<Vec<Vec<TokenLogprob>>>,
     /// The model that answered (as the server names it).
     pub model: String,
 }
@@ -140,6 +142,9 @@ pub struct LlmSettings {
     pub tokens_per_minute: Option<u32>,
     /// Ask for token log-probabilities.
     pub logprobs: bool,
+    /// With `logprobs`: how many most likely alternatives to ask for at each position
+    /// (`top_logprobs`; 0: the chosen tokens only; OpenAI allows up to 20).
+    pub top_logprobs: u32,
 }
 
 impl Default for LlmSettings {
@@ -161,9 +166,13 @@ impl Default for LlmSettings {
             requests_per_minute: None,
             tokens_per_minute: None,
             logprobs: false,
+            top_logprobs: DEFAULT_TOP_LOGPROBS,
         }
     }
 }
+
+/// Alternatives asked for at each position when logprobs are on and the config does not say.
+pub const DEFAULT_TOP_LOGPROBS: u32 = 5;
 
 /// The generation parameters in force for one request (settings with the request's overrides).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -173,6 +182,8 @@ pub struct Params {
     pub max_tokens: u32,
     pub seed: Option<u64>,
     pub logprobs: bool,
+    /// Alternatives per position (0 when `logprobs` is off).
+    pub top_logprobs: u32,
 }
 
 /// What identifies a backend for the completion cache: everything besides the request that can

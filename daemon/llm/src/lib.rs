@@ -20,6 +20,7 @@ pub mod error;
 pub mod gguf_tokenizer;
 pub mod limiter;
 pub mod local;
+pub mod logprobs;
 pub mod openai;
 pub mod parse;
 pub mod prompts;
@@ -33,4 +34,5 @@ pub use client::{
 };
 pub use error::LlmError;
 pub use local::{Generation, LocalModel, LocalSettings};
+pub use logprobs::{Alternative, TokenLogprob};
 pub use openai::{install_crypto_provider, OpenAiClient};

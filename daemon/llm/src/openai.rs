@@ -19,6 +19,7 @@ use crate::client::{
 };
 use crate::error::{snippet, LlmError};
 use crate::limiter::{estimate_tokens, RateLimiter};
+use crate::logprobs::TokenLogprob;
 use crate::replicas::Replicas;
 use crate::reply::{parse_reply, ParsedReply};
 
@@ -164,9 +165,9 @@ impl OpenAiClient {
         }
         if p.logprobs {
             body["logprobs"] = json!(true);
-            // The chosen tokens' log-probabilities only. Servers such as llama-cpp-python
-            // return none unless top_logprobs is given (0 is valid in the OpenAI API).
-            body["top_logprobs"] = json!(0);
+            // Always sent: servers such as llama-cpp-python return no log-probabilities unless
+            // top_logprobs is given (0, the chosen tokens only, is valid in the OpenAI API).
+            body["top_logprobs"] = json!(p.top_logprobs);
         }
         if !req.stop.is_empty() {
             body["stop"] = json!(req.stop);
@@ -365,7 +366,7 @@ impl OpenAiClient {
     fn finish(&self, replies: Vec<ParsedReply>) -> Completion {
         let mut usage = Usage::default();
         let mut texts = Vec::new();
-        let mut logprobs: Option<Vec<Vec<f64>>> = self.settings.logprobs.then(Vec::new);
+        let mut logprobs: Option<Vec<Vec<TokenLogprob>>> = self.settings.logprobs.then(Vec::new);
         let mut model = None;
         for r in replies {
             usage.add(&r.usage);
@@ -401,6 +402,11 @@ impl LlmBackend for OpenAiClient {
             max_tokens: req.max_tokens.unwrap_or(self.settings.max_tokens),
             seed: self.settings.seed,
             logprobs: self.settings.logprobs,
+            top_logprobs: if self.settings.logprobs {
+                self.settings.top_logprobs
+            } else {
+                0
+            },
         }
     }
 
@@ -634,7 +640,7 @@ mod tests {
         assert_eq!(b["n"], 3);
         assert_eq!(b["seed"], 9);
         assert_eq!(b["logprobs"], true);
-        assert_eq!(b["top_logprobs"], 0);
+        assert_eq!(b["top_logprobs"], 5, "the default number of alternatives");
         let b1 = c.body(&ChatRequest::new("x"), 1, None);
         assert!(b1.get("n").is_none() && b1.get("seed").is_none());
         assert!(!format!("{c:?}").contains("api_key\""));

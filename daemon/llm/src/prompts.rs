@@ -118,6 +118,47 @@ pub fn verbalized_confidence(original_question: &str, claim: &str) -> String {
     )
 }
 
+/// uqlm 0.6.7's P(true) prompt (`uqlm/white_box/p_true.py`, `_construct_ptrue_prompt`): the
+/// question, the distinct answers among the samples and the answer (in first-seen order, where
+/// uqlm lists a Python set), and the proposed answer; sent with [`P_TRUE_SYSTEM`].
+pub fn p_true(question: &str, answer: &str, samples: &[String]) -> String {
+    let mut distinct: Vec<&str> = Vec::new();
+    for s in samples
+        .iter()
+        .map(String::as_str)
+        .chain(std::iter::once(answer))
+    {
+        if !distinct.contains(&s) {
+            distinct.push(s);
+        }
+    }
+    let mut possible = String::new();
+    if distinct.len() > 1 {
+        possible.push_str("\n\nHere are some possible answers:\n");
+        for a in distinct {
+            possible.push_str(a);
+            possible.push('\n');
+        }
+    }
+    format!(
+        "\n    Question: {question}\n    {possible}\n    Proposed Answer: {answer}\n\n    Is the proposed \
+         answer to the question true or false? Answer with only one word true/false.\n\n    True or \
+         False:\n        "
+    )
+}
+
+/// uqlm 0.6.7's P(true) system prompt (`PTRUE_SYSTEM_PROMPT`).
+pub const P_TRUE_SYSTEM: &str = r####"
+Your task is to determine whether a given answer to a question is correct.
+
+Guidelines for your evaluation:
+- Do NOT penalize phrasing differences
+- Respond with EXACTLY one word: "True" or "False"
+- Answer "True" if the response is correct
+- Answer "False" if the response is incorrect
+- Do not explain your reasoning or provide any additional commentary
+"####;
+
 /// Unit-QA question creation prompt: `num_questions` questions whose answer is `factoid`, in the
 /// context of `response`; parse with [`crate::parse::questions`].
 pub fn unit_qa_questions(response: &str, factoid: &str, num_questions: usize) -> String {

@@ -4,12 +4,13 @@ use serde_json::Value;
 
 use crate::client::Usage;
 use crate::error::snippet;
+use crate::logprobs::{Alternative, TokenLogprob};
 
 /// A usable reply: one text per choice, in `index` order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedReply {
     pub texts: Vec<String>,
-    pub logprobs: Option<Vec<Vec<f64>>>,
+    pub logprobs: Option<Vec<Vec<TokenLogprob>>>,
     pub usage: Usage,
     pub model: Option<String>,
 }
@@ -146,13 +147,24 @@ fn choice_text(idx: u64, choice: &Value) -> Result<String, ReplyProblem> {
 }
 
 /// Choice `idx`'s token logprobs, which were requested: missing ones are an error.
-fn choice_logprobs(idx: u64, choice: &Value) -> Result<Vec<f64>, ReplyProblem> {
-    token_logprobs(choice.get("logprobs")).ok_or_else(|| {
+/// Each log-probability must be a number <= 0 (`uq_core::logprobs::check`): a server that
+/// sends a positive one (or a probability in their place) is not read as a valid answer.
+fn choice_logprobs(idx: u64, choice: &Value) -> Result<Vec<TokenLogprob>, ReplyProblem> {
+    let mut tokens = token_logprobs(choice.get("logprobs")).ok_or_else(|| {
         ReplyProblem::fatal(format!(
-            "logprobs were requested but choice {idx} carries none: the server does not \
-             support them; set logprobs=false"
+            "logprobs were requested but choice {idx} carries none (or a token without a \
+             numeric logprob): the server does not support them; set logprobs=false"
         ))
-    })
+    })?;
+    uq_core::logprobs::check(&mut tokens, &format!("choice {idx}'s logprobs.content")).map_err(
+        |e| {
+            ReplyProblem::fatal(format!(
+                "the server's {e}; it does not send log-probabilities uqlite can use: set \
+                 logprobs=false in the LLM's config"
+            ))
+        },
+    )?;
+    Ok(tokens)
 }
 
 /// `content` as text: a string, or an array of `{type:"text", text}` parts joined.
@@ -174,17 +186,70 @@ fn content_text(content: Option<&Value>) -> Option<String> {
     }
 }
 
-/// `logprobs.content[].logprob` (current API) or `logprobs.token_logprobs` (legacy).
-fn token_logprobs(lp: Option<&Value>) -> Option<Vec<f64>> {
+/// `logprobs.content[]` (current API: `token`, `logprob`, `top_logprobs[]`) or
+/// `logprobs.token_logprobs` with `tokens` and `top_logprobs` (legacy completions: one
+/// `{token: logprob}` object per position). A token without a numeric `logprob` fails the whole
+/// list (`None`); missing texts or alternatives stay empty.
+fn token_logprobs(lp: Option<&Value>) -> Option<Vec<TokenLogprob>> {
     let lp = lp?;
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
     if let Some(items) = lp.get("content").and_then(Value::as_array) {
         return items
             .iter()
-            .map(|t| t.get("logprob").and_then(Value::as_f64))
+            .map(|t| {
+                let top = t
+                    .get("top_logprobs")
+                    .and_then(Value::as_array)
+                    .map(|alts| {
+                        alts.iter()
+                            .filter_map(|a| {
+                                Some(Alternative {
+                                    token: text(a.get("token")),
+                                    logprob: a.get("logprob")?.as_f64()?,
+                                })
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Some(TokenLogprob {
+                    token: text(t.get("token")),
+                    offset: None,
+                    logprob: t.get("logprob").and_then(Value::as_f64)?,
+                    top,
+                })
+            })
             .collect();
     }
     if let Some(items) = lp.get("token_logprobs").and_then(Value::as_array) {
-        return items.iter().map(Value::as_f64).collect();
+        let tokens = lp.get("tokens").and_then(Value::as_array);
+        let tops = lp.get("top_logprobs").and_then(Value::as_array);
+        return items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let mut top: Vec<Alternative> = tops
+                    .and_then(|t| t.get(i))
+                    .and_then(Value::as_object)
+                    .map(|m| {
+                        m.iter()
+                            .filter_map(|(k, v)| {
+                                Some(Alternative {
+                                    token: k.clone(),
+                                    logprob: v.as_f64()?,
+                                })
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                top.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+                Some(TokenLogprob {
+                    token: text(tokens.and_then(|t| t.get(i))),
+                    offset: None,
+                    logprob: v.as_f64()?,
+                    top,
+                })
+            })
+            .collect();
     }
     None
 }
@@ -223,7 +288,20 @@ mod tests {
             "logprobs":{"content":[{"token":"Hi","logprob":-0.1},{"token":"!","logprob":-2.0}]}}]}"#;
         let r = parse_reply(body, true).unwrap();
         assert_eq!(r.texts, vec!["Hi!"]);
-        assert_eq!(r.logprobs, Some(vec![vec![-0.1, -2.0]]));
+        let lp = &r.logprobs.as_ref().unwrap()[0];
+        assert_eq!(crate::logprobs::values(lp), vec![-0.1, -2.0]);
+        assert_eq!((lp[0].token.as_str(), lp[1].token.as_str()), ("Hi", "!"));
+        // A positive log-probability is not read as a valid answer.
+        let positive = parse_reply(
+            r#"{"choices":[{"message":{"content":"x"},"logprobs":{"content":[{"token":"x","logprob":0.5}]}}]}"#,
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            !positive.retryable && positive.message.contains("must be <= 0"),
+            "{}",
+            positive.message
+        );
         assert_eq!(r.usage.requests, 0);
         let missing =
             parse_reply(r#"{"choices":[{"message":{"content":"x"}}]}"#, true).unwrap_err();

@@ -33,12 +33,7 @@ impl Sampler {
         if !max.is_finite() {
             return None;
         }
-        let log_z = f64::from(max)
-            + logits
-                .iter()
-                .map(|&x| f64::from(x - max).exp())
-                .sum::<f64>()
-                .ln();
+        let log_z = log_partition(logits, max);
         let logprob = |i: usize| f64::from(logits[i]) - log_z;
         if self.temperature <= GREEDY_BELOW {
             let best = logits
@@ -80,9 +75,48 @@ impl Sampler {
     }
 }
 
+/// ln Σ exp(logits), computed from their finite maximum `max` (temperature 1).
+fn log_partition(logits: &[f32], max: f32) -> f64 {
+    f64::from(max)
+        + logits
+            .iter()
+            .map(|&x| f64::from(x - max).exp())
+            .sum::<f64>()
+            .ln()
+}
+
+/// The `k` most likely tokens of `logits` with their log-probabilities (temperature 1), most
+/// likely first (ties by token id).
+pub fn top_k(logits: &[f32], k: usize) -> Vec<(u32, f64)> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if !max.is_finite() || k == 0 {
+        return Vec::new();
+    }
+    let log_z = log_partition(logits, max);
+    let mut idx: Vec<usize> = (0..logits.len()).collect();
+    let k = k.min(idx.len());
+    idx.select_nth_unstable_by(k - 1, |&a, &b| {
+        logits[b].total_cmp(&logits[a]).then(a.cmp(&b))
+    });
+    idx.truncate(k);
+    idx.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]).then(a.cmp(&b)));
+    idx.into_iter()
+        .map(|i| (i as u32, f64::from(logits[i]) - log_z))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_k_is_sorted_and_normalised() {
+        let t = top_k(&[0.0, 3.0, 1.0, 3.0], 3);
+        assert_eq!(t.iter().map(|x| x.0).collect::<Vec<_>>(), vec![1, 3, 2]);
+        let z: f64 = [0.0f64, 3.0, 1.0, 3.0].iter().map(|x| x.exp()).sum();
+        assert!((t[0].1 - (3.0 - z.ln())).abs() < 1e-9);
+        assert!(top_k(&[1.0], 5).len() == 1 && top_k(&[1.0], 0).is_empty());
+    }
 
     #[test]
     fn greedy_takes_argmax() {

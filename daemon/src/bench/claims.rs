@@ -178,6 +178,7 @@ pub(super) fn claim_scorers(matched: bool) -> Vec<Scorer> {
             Family::Verbalized
             | Family::UnitQa
             | Family::ShortForm
+            | Family::WhiteBox
             | Family::Ensemble
             | Family::Grounded => false,
             Family::Graph | Family::Ngram => true,

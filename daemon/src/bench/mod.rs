@@ -4,7 +4,8 @@
 //! (calibrations and ensembles fitted on one graph-uq file, tested on the other),
 //! `conformal` (the conformal factuality threshold's coverage over random splits and across
 //! files), `spans` (the claim alignment against hand-marked spans) and `stress` (the NLI model
-//! on a labelled stress suite of pairs, judged as `uq_nli` judges them); `suite` runs the
+//! on a labelled stress suite of pairs, judged as `uq_nli` judges them), `white_box` (the
+//! white-box scorers beside the black-box ones on answers a program grades); `suite` runs the
 //! default scorers over every shared evaluation file with intervals (and compares two runs).
 //! What they share: `run` (the measured scoring runs, the cached rerun, the summary line),
 //! `options` (flags as scoring options), `raw` (the raw model's ceiling), `host` (the NLI path's
@@ -29,6 +30,7 @@ mod spans;
 mod stress;
 mod suite;
 mod table;
+mod white_box;
 
 pub use calibration::{calibration, CalibrationArgs};
 pub use claims::{claims, ClaimsArgs, SampleUnits};
@@ -44,3 +46,4 @@ pub use spans::{spans, SpansArgs};
 pub use stress::{stress, StressSuite};
 pub use suite::{compare as compare_suites, grid, suite, SuiteArgs, QUICK_ANSWERS};
 pub use table::{table, TableArgs};
+pub use white_box::{white_box, WhiteBoxArgs};

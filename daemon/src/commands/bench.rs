@@ -75,6 +75,38 @@ pub enum BenchCommand {
     /// directions); the refit on K labelled answers; NLI pairs, tokens, LLM calls, wall time.
     /// With --compare A.json B.json: two runs' figures, B − A, with paired intervals.
     Suite(SuiteFlags),
+    /// The white-box scorers (token log-probabilities) beside the black-box ones on questions
+    /// a program grades (sums, products, weekdays, unit conversions, letter counts, the next
+    /// month, the larger number), answered by the generation LLM with log-probabilities (e.g.
+    /// SmolLM2 behind the llama.cpp server: scripts/bench-white-box.sh): AUROC with 95 %
+    /// intervals per scorer, accuracy, seconds per answer.
+    WhiteBox(WhiteBoxFlags),
+}
+
+#[derive(Args)]
+pub struct WhiteBoxFlags {
+    /// The generation LLM's config (JSON, as in temp.uq_llms), e.g.
+    /// '{"backend":"openai","base_url":"http://127.0.0.1:8080/v1","model":"smollm2"}';
+    /// logprobs are turned on, top_logprobs defaults to 5.
+    #[arg(long, default_value = r#"{"backend":"local"}"#)]
+    llm: String,
+    /// Questions (the kinds in turn).
+    #[arg(long, default_value_t = 140)]
+    questions: usize,
+    /// Sampled answers per question (m, temperature 1).
+    #[arg(long, default_value_t = 5)]
+    samples: usize,
+    /// Seed of the questions' numbers.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Completion tokens per answer.
+    #[arg(long, default_value_t = 24)]
+    max_tokens: u32,
+    /// Also write each question's answer, grade and scores here (JSON lines).
+    #[arg(long)]
+    items: Option<PathBuf>,
+    #[command(flatten)]
+    config: CliOverrides,
 }
 
 #[derive(Args)]
@@ -397,6 +429,26 @@ pub fn run(which: BenchCommand) -> Result<ExitCode, String> {
             bench::stress(&engine, &suite, f.items.as_deref())?;
         }
         BenchCommand::Suite(f) => suite::run(f)?,
+        BenchCommand::WhiteBox(f) => {
+            let llm_config: serde_json::Value = serde_json::from_str(&f.llm).map_err(|e| {
+                format!(
+                    "--llm is not JSON ({e}): give an LLM config, e.g. '{{\"backend\":\"local\"}}'"
+                )
+            })?;
+            let (engine, llm) = setup(f.config, f.samples)?;
+            bench::white_box(
+                &engine,
+                &llm,
+                &bench::WhiteBoxArgs {
+                    llm: &llm_config,
+                    questions: f.questions,
+                    samples: f.samples,
+                    seed: f.seed,
+                    max_tokens: f.max_tokens,
+                    items: f.items.as_deref(),
+                },
+            )?;
+        }
         BenchCommand::Grounded(f) => {
             let source_premises = bench::parse_source_premises(&f.source_premise)?;
             let (engine, llm) = setup(f.config, f.samples)?;

@@ -303,6 +303,11 @@ impl Engine {
             .collect()
     }
 
+    /// Whether an embedding model is loaded (the cosine and BERTScore scorers need one).
+    pub fn has_embeddings(&self) -> bool {
+        self.embed.is_some()
+    }
+
     fn embed_model(&self) -> Result<&EmbedModel, String> {
         self.embed.as_ref().ok_or_else(|| {
             "no embedding model loaded: set UQ_EMBED_MODEL or run make setup".to_string()

@@ -5,7 +5,7 @@
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 use uq_core::decompose::spans::unit_spans;
 use uq_core::jobs::JobSpec;
-use uq_core::protocol::{ScoreResult, UadResult};
+use uq_core::protocol::{GeneratedResponse, ScoreResult, UadResult};
 use uq_llm::Usage;
 
 use super::rows::{JobRow, Progress, RowOut, SourceRow};
@@ -267,7 +267,8 @@ fn insert_answer(
     let g = out.generated_answer.as_ref();
     tx.execute(
         "INSERT INTO uq_answer(run_id, job_id, source_table, source_key, prompt, answer, model, \
-         prompt_tokens, completion_tokens, generated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+         prompt_tokens, completion_tokens, generated, logprobs) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
          ON CONFLICT(run_id, source_key) DO NOTHING",
         params![
             run_id,
@@ -280,6 +281,7 @@ fn insert_answer(
             g.map(|g| g.prompt_tokens as i64),
             g.map(|g| g.completion_tokens as i64),
             g.is_some() as i64,
+            g.and_then(logprobs_json),
         ],
     )
     .map_err(sql_err("write an answer"))
@@ -291,7 +293,7 @@ fn insert_samples(tx: &Transaction<'_>, answer_id: i64, out: &RowOut) -> Result<
         let gs = out.generated_samples.as_ref().and_then(|v| v.get(j));
         tx.execute(
             "INSERT INTO uq_sample(answer_id, sample_idx, text, temperature, model, prompt_tokens, \
-             completion_tokens, generated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             completion_tokens, generated, logprobs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 answer_id,
                 j as i64 + 1,
@@ -301,6 +303,7 @@ fn insert_samples(tx: &Transaction<'_>, answer_id: i64, out: &RowOut) -> Result<
                 gs.map(|g| g.prompt_tokens as i64),
                 gs.map(|g| g.completion_tokens as i64),
                 gs.is_some() as i64,
+                gs.and_then(logprobs_json),
             ],
         )
         .map_err(sql_err("write a sample"))?;
@@ -518,4 +521,11 @@ pub fn unfinished_jobs(conn: &Connection) -> Result<Vec<i64>, String> {
         .and_then(|rows| rows.collect::<Result<Vec<i64>, _>>())
         .map_err(sql_err("list jobs"))?;
     Ok(ids)
+}
+
+/// A generated answer's tokens as `uq_generate`'s `logprobs` column holds them (NULL: none).
+fn logprobs_json(g: &GeneratedResponse) -> Option<String> {
+    g.logprobs
+        .as_ref()
+        .and_then(|t| serde_json::to_string(t).ok())
 }

@@ -13,6 +13,7 @@ pub mod short_form;
 pub mod unit_qa;
 pub mod unit_response;
 pub mod verbalized;
+pub mod white_box;
 
 use uq_core::protocol::Evidence;
 use uq_core::scorers::{Family, Scorer};
@@ -20,7 +21,8 @@ use uq_core::scorers::{Family, Scorer};
 pub use context::Context;
 
 /// Families in the order their evidence is gathered (LLM calls run in this order).
-const ORDER: [Family; 7] = [
+const ORDER: [Family; 8] = [
+    Family::WhiteBox,
     Family::Ngram,
     Family::Grounded,
     Family::UnitResponse,
@@ -68,11 +70,23 @@ pub fn score(cx: &Context) -> Result<Scored, String> {
     } else {
         (score_units_with_evidence(cx, &unit)?, Vec::new())
     };
-    let (response_scores, mut notes) = if short.is_empty() {
+    let (white, black): (Vec<Scorer>, Vec<Scorer>) =
+        short.iter().partition(|s| s.family() == Family::WhiteBox);
+    let (mut by_scorer, mut notes) = if black.is_empty() {
         (Vec::new(), Vec::new())
     } else {
-        short_form::score(&cx.nli()?, cx.response, cx.samples, &short, cx.opts)?
+        short_form::score(&cx.nli()?, cx.response, cx.samples, &black, cx.opts)?
     };
+    if !white.is_empty() {
+        let (w, n) = white_box::response(cx, &white)?;
+        by_scorer.extend(w);
+        notes.extend(n);
+    }
+    // In request order.
+    let response_scores = short
+        .iter()
+        .filter_map(|s| by_scorer.iter().find(|(t, _)| t == s).copied())
+        .collect();
     notes.extend(units.notes);
     Ok(Scored {
         unit_scores: units.scores,
@@ -92,7 +106,7 @@ pub fn score_units(cx: &Context, scorers: &[Scorer]) -> Result<Vec<(Scorer, Vec<
 
 /// [`score_units`] with the grounded scorers' evidence and notes.
 pub fn score_units_with_evidence(cx: &Context, scorers: &[Scorer]) -> Result<UnitScores, String> {
-    if let Some(s) = scorers.iter().find(|s| s.family() == Family::ShortForm) {
+    if let Some(s) = scorers.iter().find(|s| s.is_response_level()) {
         return Err(format!(
             "scorer {} scores the whole response and has no unit scores: use it with \
              response_confidence, or pick a unit scorer",
@@ -174,6 +188,11 @@ fn score_components(cx: &Context, scorers: &[Scorer]) -> Result<UnitScores, Stri
                     .extend(of_family.iter().copied().zip(g.evidence));
                 out.notes.extend(g.notes);
                 g.values
+            }
+            Family::WhiteBox => {
+                let (v, n) = white_box::units(cx, &of_family)?;
+                out.notes.extend(n);
+                v
             }
             Family::ShortForm | Family::Ensemble => unreachable!("refused above"),
         };

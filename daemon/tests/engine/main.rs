@@ -21,3 +21,4 @@ mod report;
 mod trust;
 mod unit_qa;
 mod uqlm_parity;
+mod white_box;

@@ -172,9 +172,16 @@ fn llama_cpp_server_generates_decomposes_and_scores() {
             .as_array()
             .unwrap_or_else(|| panic!("row {i} has no logprobs: {r}"))
             .iter()
-            .map(|v| v.as_f64().expect("a number"))
+            .map(|v| v["logprob"].as_f64().expect("a number"))
             .collect();
         assert!(!lps.is_empty() && lps.iter().all(|&x| x <= 0.0), "{r}");
+        // Each token with its text and the 5 alternatives asked for (top_logprobs' default);
+        // llama-cpp-python adds the chosen token as a sixth where it is not among them.
+        for t in r["logprobs"].as_array().unwrap() {
+            assert!(t["token"].is_string(), "{t}");
+            let top = t["top_logprobs"].as_array().map_or(0, Vec::len);
+            assert!(top == 5 || top == 6, "{t}");
+        }
         if i == 0 {
             // Its own call: one logprob per completion token the server counted.
             assert_eq!(
@@ -211,6 +218,27 @@ fn llama_cpp_server_generates_decomposes_and_scores() {
         "scorers": ["normalized_probability"],
         "response_logprobs": rows[0]["logprobs"],
     });
+    // The white-box scorers on the server's tokens: the margin and negentropy from its
+    // alternatives, the Monte Carlo probability with the samples' tokens; none is NULL.
+    for scorer in [
+        "mean_token_negentropy",
+        "probability_margin",
+        "monte_carlo_probability",
+    ] {
+        let wb = serde_json::json!({
+            "scorers": [scorer],
+            "response_logprobs": rows[0]["logprobs"],
+            "sample_logprobs": [rows[1]["logprobs"], rows[2]["logprobs"]],
+        });
+        let got = sb.sqlite_ok(&format!(
+            "SELECT response_confidence({}, {}, {});",
+            lit(&answer),
+            json_lit(&samples),
+            lit(&wb.to_string())
+        ));
+        let x: f64 = got.parse().unwrap_or_else(|_| panic!("{scorer}: {got:?}"));
+        assert!((0.0..=1.0).contains(&x), "{scorer}: {x}");
+    }
     let np = sb.sqlite_ok(&format!(
         "SELECT response_confidence({}, {}, {});",
         lit(&answer),
@@ -372,14 +400,16 @@ fn llama_cpp_server_as_nli_judge() {
         text.trim_start().to_lowercase().starts_with("no"),
         "SmolLM2's reply no longer starts with the label: {reply}"
     );
-    let lps: Vec<f64> =
+    let lps: Value =
         serde_json::from_str(reply[1].as_str().expect("logprobs stored")).expect("logprobs JSON");
-    let p_no = lps[0].exp();
+    let lp0 = lps[0]["logprob"]
+        .as_f64()
+        .expect("the first token's logprob");
+    let p_no = lp0.exp();
     let score = first["score"].as_f64().unwrap_or_else(|| panic!("{first}"));
     assert!(
         (score - (1.0 - p_no)).abs() < 1e-9 && score > 0.0 && score < 1.0,
-        "entailment {score} is not 1 − exp({}) (from the real logprob): {first}",
-        lps[0]
+        "entailment {score} is not 1 − exp({lp0}) (from the real logprob): {first}"
     );
     let notes = first["notes"].as_str().unwrap_or("");
     assert!(

@@ -171,12 +171,12 @@ fn scorer_catalogue_lists_every_scorer_and_granularity() {
          SELECT paper_name FROM uq_scorers WHERE scorer = 'matched_contrasted_entailment' AND granularity = 'sentence';
          SELECT count(*) FROM uq_scorers WHERE family = 'graph' AND granularity = 'sentence';",
     );
-    // 30 scorers: 20 at both granularities (incl. the 5 unit-QA ones, the 2 n-gram ones, the 3
-    // grounded ones and the ensemble), the 5 graph scorers at claims only, the 5 short-form
-    // scorers at the response level.
+    // 43 scorers: 23 at both granularities (incl. the 5 unit-QA ones, the 2 n-gram ones, the 3
+    // grounded ones, the ensemble and the 3 claim_* white-box ones), the 5 graph scorers at
+    // claims only, the 4 short-form and 11 white-box scorers at the response level.
     assert_eq!(
         out.lines().collect::<Vec<_>>(),
-        vec!["50|30|25|5", "LUQ-atomic", "LUQ", "LUQ-pair", "0"],
+        vec!["66|43|28|5", "LUQ-atomic", "LUQ", "LUQ-pair", "0"],
         "{out}"
     );
     let names = sb.sqlite_ok("SELECT group_concat(DISTINCT scorer) FROM uq_scorers();");

@@ -36,11 +36,10 @@ fn catalogue_lists_unit_qa_and_short_form_scorers() {
         "shortform_noncontradiction|short_form|response|1-(p_c(a,b)+p_c(b,a))/2",
         "shortform_bert_score|short_form|response|bert_f1",
         "shortform_cosine_sim|short_form|response|cos_hat",
-        "normalized_probability|short_form|response|exp(mean logprob)",
     ] {
         assert!(rows.contains(&want), "{want} missing from\n{out}");
     }
-    assert_eq!(rows.len(), 5 * 2 + 5, "{out}");
+    assert_eq!(rows.len(), 5 * 2 + 4, "{out}");
     let out = sb.sqlite_ok(
         "SELECT count(*) FROM uq_scorers() WHERE family IN ('unit_qa','short_form') \
          AND (cost = '' OR paper_name = '' OR cost IS NULL OR paper_name IS NULL);",

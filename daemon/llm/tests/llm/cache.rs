@@ -144,7 +144,14 @@ async fn logprobs_round_trip_through_the_cache() {
     let b = llm.complete(&req, 2).await.unwrap();
     assert_eq!(server.requests(), 1);
     assert_eq!(a.logprobs, b.logprobs);
-    assert_eq!(b.logprobs, Some(vec![vec![-0.25, -1.5], vec![-0.25, -1.5]]));
+    let values = b.logprobs.as_ref().map(|l| {
+        l.iter()
+            .map(|t| uq_llm::logprobs::values(t))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(values, Some(vec![vec![-0.25, -1.5], vec![-0.25, -1.5]]));
+    // The tokens' texts come with them.
+    assert_eq!(b.logprobs.as_ref().unwrap()[0][1].token, " x");
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 

@@ -328,7 +328,14 @@ async fn logprobs_are_returned_per_choice() {
     })
     .unwrap();
     let c = client.complete(&req(), 2).await.unwrap();
-    assert_eq!(c.logprobs, Some(vec![vec![-0.25, -1.5], vec![-0.25, -1.5]]));
+    let values = c.logprobs.as_ref().map(|l| {
+        l.iter()
+            .map(|t| uq_llm::logprobs::values(t))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(values, Some(vec![vec![-0.25, -1.5], vec![-0.25, -1.5]]));
+    // The tokens' texts come with them.
+    assert_eq!(c.logprobs.as_ref().unwrap()[0][1].token, " x");
     assert_eq!(server.received()[0].body["logprobs"], true);
 }
 

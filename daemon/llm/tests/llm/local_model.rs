@@ -113,7 +113,10 @@ fn generation_speed() {
     );
     assert!(g.completion_tokens > 0);
     assert_eq!(g.logprobs.len() as u64, g.completion_tokens);
-    assert!(g.logprobs.iter().all(|lp| *lp <= 0.0 && lp.is_finite()));
+    assert!(g
+        .logprobs
+        .iter()
+        .all(|lp| lp.logprob <= 0.0 && lp.logprob.is_finite()));
 }
 
 #[test]

@@ -10,7 +10,7 @@ use uq_core::protocol::ScoreResult;
 use super::cells::row_options;
 use super::grounded;
 use super::labels::{given_labels, grader_labels};
-use super::sampling::{generate_missing, row_samples, Generated};
+use super::sampling::{generate_missing, logprob_options, row_samples, Generated};
 use super::uad::row_uad;
 use crate::engine::Engine;
 use crate::jobs::rows::{RowOut, SourceRow};
@@ -58,8 +58,9 @@ pub fn score_row(
             );
         }
     }
-    let (generated_answer, generated_samples) =
-        generate_missing(llm, spec, row, &options, &mut samples)?;
+    let generated = generate_missing(llm, spec, row, &options, &mut samples)?;
+    logprob_options(&mut options, &generated);
+    let (generated_answer, generated_samples) = generated;
     let answer = match &generated_answer {
         Some(g) => g.text.clone(),
         None => row.answer.clone().unwrap_or_default(),

@@ -90,3 +90,28 @@ pub(super) fn generate_missing(
     }
     Ok((generated_answer, generated_samples))
 }
+
+/// Gives the white-box scorers the generated answer's and samples' tokens: options
+/// `response_logprobs` and `sample_logprobs`, unless the row's options set them or the
+/// generation LLM returned none (then the white-box scores are NULL, saying why). The samples'
+/// tokens go only with samples that were all generated with them.
+pub(super) fn logprob_options(options: &mut Value, (answer, samples): &Generated) {
+    let Some(o) = options.as_object_mut() else {
+        return;
+    };
+    if let Some(t) = answer.as_ref().and_then(|a| a.logprobs.as_ref()) {
+        if !o.contains_key("response_logprobs") {
+            o.insert("response_logprobs".into(), serde_json::json!(t));
+        }
+    }
+    let tokens: Option<Vec<_>> = samples
+        .iter()
+        .flatten()
+        .map(|s| s.logprobs.as_ref())
+        .collect();
+    if let (Some(t), false) = (tokens, o.contains_key("sample_logprobs")) {
+        if !t.is_empty() {
+            o.insert("sample_logprobs".into(), serde_json::json!(t));
+        }
+    }
+}
