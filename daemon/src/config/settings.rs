@@ -602,6 +602,6 @@ pub fn markdown_table() -> String {
 }
 
 /// The line after which docs/reference.md holds [`markdown_table`].
-pub const DOCS_BEGIN: &str = "<!-- settings:begin (generated from daemon/src/config/settings.rs; UQ_BLESS=1 cargo test -p uqd settings_table regenerates it) -->";
+pub const DOCS_BEGIN: &str = "<!-- settings:begin (generated from daemon/src/config/settings.rs; UQ_BLESS=1 cargo test -p uq-daemon settings_table regenerates it) -->";
 /// The line before which docs/reference.md's generated settings table ends.
 pub const DOCS_END: &str = "<!-- settings:end -->";

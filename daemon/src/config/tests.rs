@@ -484,7 +484,7 @@ fn settings_table_matches_docs_reference() {
     use settings::{DOCS_BEGIN, DOCS_END};
     let path = uq_core::generated_docs::reference_md(env!("CARGO_MANIFEST_DIR"));
     let stale = format!(
-        "the settings table in {} is not the settings'; run UQ_BLESS=1 cargo test -p uqd \
+        "the settings table in {} is not the settings'; run UQ_BLESS=1 cargo test -p uq-daemon \
          settings_table to regenerate it",
         path.display()
     );

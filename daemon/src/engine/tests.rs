@@ -530,7 +530,7 @@ fn huge_inputs() {
     assert_eq!(s[0].len(), 384);
 }
 
-/// Several-MB inputs (slow in debug builds: `cargo test -p uqd --lib --release -- --ignored`).
+/// Several-MB inputs (slow in debug builds: `cargo test -p uq-daemon --lib --release -- --ignored`).
 #[test]
 #[ignore]
 fn several_megabytes() {
@@ -625,7 +625,7 @@ fn cpu_seconds() -> f64 {
 }
 
 /// NLI throughput on SelfCheckGPT pairs (premise = a sampled passage, hypothesis = a sentence):
-/// `cargo test -p uqd --lib --release -- --ignored bench_nli_selfcheck --nocapture`
+/// `cargo test -p uq-daemon --lib --release -- --ignored bench_nli_selfcheck --nocapture`
 /// (UQ_BENCH_PAIRS, UQ_BENCH_BATCHES=8,16,32, UQ_BENCH_THREADS=2, UQ_BENCH_REPS=3). Each figure is
 /// the best of the repetitions (robust to other load on the machine); pairs/CPU-s alongside.
 #[test]

@@ -2,12 +2,11 @@
 //! from 3 connections in 2 worker processes with short WikiBio-shaped passages, prints one JSON
 //! line, and stops the daemon it started.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 #[test]
 fn load_bench_drives_a_daemon_and_reports() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = crate::common::repo_root();
     let dist = root.join("dist");
     let dir = std::env::temp_dir().join(format!("uqd-bench-load-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

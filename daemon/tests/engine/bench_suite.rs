@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    crate::common::repo_root()
 }
 
 fn golden(name: &str) -> PathBuf {

@@ -6,7 +6,6 @@
 
 use crate::common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use common::{tmpdir, user_message, FakeOpenAi};
@@ -21,8 +20,7 @@ use uqd::server::Server;
 
 /// The test engine with the v2 NLI model from `../shared/models`.
 static V2: Lazy<Arc<Engine>> = Lazy::new(|| {
-    let model =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/models/nli-minilm-l6-v2");
+    let model = crate::common::repo_root().join("../shared/models/nli-minilm-l6-v2");
     assert!(
         model.join("model.onnx").exists(),
         "{} is missing",

@@ -37,9 +37,7 @@ const ALL_SENTENCES: usize = 500;
 
 /// A path under the project's shared folder (`../shared` beside the repository).
 fn shared(rel: &str) -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared")
-        .join(rel);
+    let p = crate::common::repo_root().join("../shared").join(rel);
     assert!(
         p.exists(),
         "{} is missing (the project's shared data and models)",

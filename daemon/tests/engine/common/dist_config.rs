@@ -8,8 +8,19 @@ use std::path::PathBuf;
 
 use super::{resolve_with, CliOverrides, Config, Device, Precision};
 
+/// The checkout's root: the nearest folder above the compiling package's that holds `core/`
+/// (the daemon's library is `daemon/`, its binary and these tests' package `daemon/cli/`).
+pub fn repo_root() -> PathBuf {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .find(|p| p.join("core/Cargo.toml").exists())
+        .unwrap_or(manifest)
+        .to_path_buf()
+}
+
 fn dist_path(var: &str, default: &str) -> PathBuf {
-    let dist = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist");
+    let dist = repo_root().join("dist");
     let p = std::env::var(var)
         .ok()
         .filter(|v| !v.is_empty())
@@ -32,9 +43,7 @@ pub fn test_config() -> Config {
         embed_model: Some(dist_path("UQ_EMBED_MODEL", "models/embed")),
         ort_lib: Some(dist_path("UQ_ORT_LIB", "lib/libonnxruntime.so.1.31.1")),
         device: Some("cpu".into()),
-        variants_dir: Some(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../dist/models/variants"),
-        ),
+        variants_dir: Some(repo_root().join("dist/models/variants")),
         threads: Some(2),
         max_batch: Some(8),
         cache_db: Some(PathBuf::from("/nonexistent/unused.sqlite")),

@@ -20,8 +20,8 @@ pub use uq_fake_openai::{message, user_message, FakeOpenAi, Responder};
 
 #[path = "dist_config.rs"]
 pub mod dist_config;
-#[allow(unused_imports)] // trust.rs uses it, the other test files do not
-pub use dist_config::test_config;
+#[allow(unused_imports)] // trust.rs uses test_config, the other test files do not
+pub use dist_config::{repo_root, test_config};
 
 pub static ENGINE: Lazy<Arc<Engine>> = Lazy::new(|| {
     Arc::new(
@@ -97,9 +97,7 @@ impl Daemon {
 /// `UQ_REQUIRE_LOCAL_MODEL=1`.
 pub fn local_model() -> Option<PathBuf> {
     let file = uq_llm::local::SMOLLM2_FILE;
-    let mut candidates = vec![PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../dist/models/smollm2")
-        .join(file)];
+    let mut candidates = vec![repo_root().join("dist/models/smollm2").join(file)];
     if let Ok(p) = std::env::var("UQ_LOCAL_LLM") {
         candidates.push(PathBuf::from(p));
     }
