@@ -58,20 +58,46 @@ def strip_tests(text):
     return "".join(out)
 
 
+# What a `#[cfg(test)]` attribute may stand on as an item (after other attributes and `pub`).
+ITEM = re.compile(r"\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?"
+                  r"(?:mod|fn|impl|use|struct|enum|union|const|static|trait|type|macro_rules!|extern)\b")
+
+
 def test_spans(text):
-    """(start, end) of each `#[cfg(test)]` item of `text` (comments and strings already blanked)."""
+    """(start, end) of each `#[cfg(test)]` item of `text` (comments and strings already blanked);
+    on anything else (a struct field, a field's initialiser, a statement) the span runs to the
+    next `,` or `;` at its own depth, or to the end of the enclosing brackets."""
     spans, i = [], 0
     for m in re.finditer(r"#\[cfg\(test\)\]", text):
         if m.start() < i:
             continue
-        j = text.find("{", m.end())
-        semi = text.find(";", m.end())
-        if semi != -1 and (j == -1 or semi < j):
-            i = semi + 1
+        if not ITEM.match(text, m.end()):
+            i = end_of_element(text, m.end())
         else:
-            i = match_brace(text, j) + 1
+            j = text.find("{", m.end())
+            semi = text.find(";", m.end())
+            if semi != -1 and (j == -1 or semi < j):
+                i = semi + 1
+            else:
+                i = match_brace(text, j) + 1
         spans.append((m.start(), i))
     return spans
+
+
+def end_of_element(text, k):
+    """Just past the `,` or `;` that ends the element starting at `k`, or at its closing bracket."""
+    depth = 0
+    for n in range(k, len(text)):
+        ch = text[n]
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            if depth == 0:
+                return n
+            depth -= 1
+        elif ch in ",;" and depth == 0:
+            return n + 1
+    return len(text)
 
 
 def lines_outside_tests(text):

@@ -19,6 +19,7 @@ pub mod logprobs;
 pub mod metrics;
 pub mod options;
 pub mod retrieve;
+mod rusqlite_impls;
 pub mod schema;
 pub mod score;
 pub mod scorers;

@@ -15,6 +15,36 @@ fn pairs(scores: &[f64], labels: &[bool]) -> Option<Vec<(f64, bool)>> {
     Some(scores.iter().copied().zip(labels.iter().copied()).collect())
 }
 
+/// The counts of predicting positive for score ≥ t: (threshold t, TP, FP).
+type Counts = (f64, usize, usize);
+
+/// The number of positives, and at each distinct score t in descending order (tied scores enter
+/// together) the [`Counts`] at t. `None` as [`pairs`], or when there are no positives.
+fn descending_counts(scores: &[f64], labels: &[bool]) -> Option<(usize, Vec<Counts>)> {
+    let mut v = pairs(scores, labels)?;
+    let n_pos = labels.iter().filter(|&&l| l).count();
+    if n_pos == 0 {
+        return None;
+    }
+    v.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let (mut tp, mut fp) = (0usize, 0usize);
+    let mut counts = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let t = v[i].0;
+        while i < v.len() && v[i].0 == t {
+            if v[i].1 {
+                tp += 1;
+            } else {
+                fp += 1;
+            }
+            i += 1;
+        }
+        counts.push((t, tp, fp));
+    }
+    Some((n_pos, counts))
+}
+
 /// 1-based ranks of `values`, ties given the average of the ranks they span.
 fn average_ranks(values: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..values.len()).collect();
@@ -62,24 +92,9 @@ pub fn auroc(scores: &[f64], labels: &[bool]) -> Option<f64> {
 /// AP = Σ_n (R_n − R_{n−1}) P_n over the distinct thresholds in descending score order
 /// (tied scores enter together). `None` when there are no positives.
 pub fn average_precision(scores: &[f64], labels: &[bool]) -> Option<f64> {
-    let mut v = pairs(scores, labels)?;
-    let n_pos = labels.iter().filter(|&&l| l).count();
-    if n_pos == 0 {
-        return None;
-    }
-    v.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let (mut tp, mut fp, mut prev_recall, mut ap) = (0usize, 0usize, 0.0f64, 0.0f64);
-    let mut i = 0;
-    while i < v.len() {
-        let t = v[i].0;
-        while i < v.len() && v[i].0 == t {
-            if v[i].1 {
-                tp += 1;
-            } else {
-                fp += 1;
-            }
-            i += 1;
-        }
+    let (n_pos, counts) = descending_counts(scores, labels)?;
+    let (mut prev_recall, mut ap) = (0.0f64, 0.0f64);
+    for (_, tp, fp) in counts {
         let precision = tp as f64 / (tp + fp) as f64;
         let recall = tp as f64 / n_pos as f64;
         ap += (recall - prev_recall) * precision;
@@ -180,25 +195,9 @@ pub fn ece_bin(s: f64, bins: usize) -> usize {
 /// every distinct score; returns (threshold, F1) with F1 = 2TP / (2TP + FP + FN). Among equal
 /// F1 the highest threshold wins. `None` when there are no positives.
 pub fn best_f1_threshold(scores: &[f64], labels: &[bool]) -> Option<(f64, f64)> {
-    let mut v = pairs(scores, labels)?;
-    let n_pos = labels.iter().filter(|&&l| l).count();
-    if n_pos == 0 {
-        return None;
-    }
-    v.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let (mut tp, mut fp) = (0usize, 0usize);
+    let (n_pos, counts) = descending_counts(scores, labels)?;
     let mut best: Option<(f64, f64)> = None;
-    let mut i = 0;
-    while i < v.len() {
-        let t = v[i].0;
-        while i < v.len() && v[i].0 == t {
-            if v[i].1 {
-                tp += 1;
-            } else {
-                fp += 1;
-            }
-            i += 1;
-        }
+    for (t, tp, fp) in counts {
         let fneg = n_pos - tp;
         let f1 = 2.0 * tp as f64 / (2 * tp + fp + fneg) as f64;
         if best.is_none_or(|(_, b)| f1 > b) {

@@ -1,7 +1,15 @@
 //! The socket protocol between the extension and `uqd`: newline-delimited JSON,
-//! one request per line, one response per line (see docs/design.md).
+//! one request per line, one response per line (see docs/design.md). The requests and the
+//! reply envelope are here; each family's results are in a module of their own (`score`,
+//! `llm`, `uad`, `jobs`, `ping`), re-exported here.
 
-use serde::{Deserialize, Deserializer, Serialize};
+mod jobs;
+mod llm;
+mod ping;
+mod score;
+mod uad;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The version of this protocol, which the daemon sends in its ping reply
@@ -11,13 +19,19 @@ use serde_json::Value;
 ///
 /// The rule: bump it whenever a request or a reply changes shape (an op, a field or a field's
 /// type added, removed or renamed, a meaning changed), in the same commit. The two Cargo
-/// workspaces (`ext/` and the daemon's) build this file separately, so the number is all that
+/// workspaces (`ext/` and the daemon's) build this module separately, so the number is all that
 /// tells them apart at run time. tests/golden/protocol.json pins the shapes: a change without a
 /// bump fails `cargo test -p uq-core --test pure protocol_golden::`.
 pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Largest request or response line either side accepts.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+pub use jobs::JobInfo;
+pub use llm::{ClaimsResult, GenerateResult, GeneratedResponse, GradeResult};
+pub use ping::{NliEndpoint, PingInfo};
+pub use score::{origin, CoverageResult, Evidence, ScoreResult, SentenceCoverage, UnitScore};
+pub use uad::{UadClaim, UadResult, UAD_BUNDLED_LLM_WARNING, UAD_SENTENCE_DEFAULT_NOTE};
 
 /// The reply to an `nli` request is one per pair (defined with the scorers that read it).
 pub use crate::score::nli::NliProbs;
@@ -102,335 +116,6 @@ pub enum Request {
         job_id: i64,
     },
     Shutdown,
-}
-
-/// Result of a `grade` or `objectivity` request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GradeResult {
-    /// `Some(true)`: supported / objective; `Some(false)`: not supported / subjective; `None`:
-    /// the judge's reply could not be read.
-    pub label: Option<bool>,
-    /// The judge's reply as given.
-    pub raw: String,
-    /// `factscore:<LLM>` or `objectivity:<LLM>` (`uq_label.grader`).
-    pub grader: String,
-}
-
-/// Result of the job requests: the job row as the daemon reads it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JobInfo {
-    pub job_id: i64,
-    pub status: String,
-    pub done: i64,
-    pub total: i64,
-    pub errors: i64,
-    pub message: Option<String>,
-    /// Whether this daemon is running the job now.
-    pub running_here: bool,
-}
-
-/// Reads a score that JSON may carry as `null` (a NaN when written: serde_json writes
-/// non-finite floats as `null`) back as NaN.
-fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
-
-/// One row of `uq_unit_scores`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UnitScore {
-    pub unit_idx: usize,
-    pub scorer: String,
-    /// NaN (JSON `null`) when the score could not be had (e.g. a judge reply that names no
-    /// confidence phrase).
-    #[serde(deserialize_with = "nan_if_null")]
-    pub score: f64,
-    /// The score calibrated by `options.calibration`'s model of this scorer: a probability;
-    /// `None` without a model (or for a NaN score).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibrated: Option<f64>,
-    /// What decided a grounded scorer's score (`uq_core::score::grounded`); `None` for the
-    /// other scorers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<Evidence>,
-}
-
-/// Why a grounded scorer scored a unit as it did: the sources' verdict, which evidence decided
-/// (the `evidence` column of `uq_unit_scores` and `uq_unit_score`, as JSON).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Evidence {
-    /// `"source"` (the sources decided; `grounded_fallback`: their p_e was at least the
-    /// samples' score, or, with a threshold option, their verdict), `"samples"`
-    /// (`grounded_fallback`: the samples' score was the larger, or, with a threshold option, the
-    /// sources were silent) or `"none"` (the sources were silent and nothing else decided:
-    /// the other grounded scorers, or `grounded_fallback`'s NULL score).
-    pub decided_by: String,
-    /// The sources' verdict: `"supported"`, `"contradicted"` or `"silent"`.
-    pub verdict: String,
-    /// The deciding premise's passage: its index in the sources, its id (an FTS5 rowid, or the
-    /// id given), and the character span of its selected sentences (end exclusive). `None`
-    /// when no source sentence shares a word with the unit.
-    #[serde(default)]
-    pub passage: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub passage_id: Option<String>,
-    #[serde(default)]
-    pub start: Option<usize>,
-    #[serde(default)]
-    pub end: Option<usize>,
-    /// p_e and p_c of that premise.
-    #[serde(default)]
-    pub entailment: Option<f64>,
-    #[serde(default)]
-    pub contradiction: Option<f64>,
-}
-
-/// Result of a `score` request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScoreResult {
-    pub units: Vec<String>,
-    /// Where each unit came from ([`origin`]), parallel to `units`.
-    #[serde(default)]
-    pub origins: Vec<String>,
-    pub scores: Vec<UnitScore>,
-    /// Aggregated score per scorer (and the short-form scorers' whole-response scores); `None`
-    /// when there are no units (or a short-form score could not be had, see `notes`).
-    pub response_scores: std::collections::BTreeMap<String, Option<f64>>,
-    /// Per calibrated scorer (`options.calibration`), the aggregate of its calibrated unit
-    /// scores (with mean: the expected share of true units).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub calibrated_scores: std::collections::BTreeMap<String, Option<f64>>,
-    /// Why a score is NULL, e.g. `normalized_probability` without token log-probabilities
-    /// (the extension keeps the last notes for `uq_debug()`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// Decomposition coverage of the response's sentences (claims decomposed by the LLM with
-    /// option `coverage` other than `"off"`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub coverage: Vec<SentenceCoverage>,
-}
-
-/// Where a unit came from (the `origin` column of `uq_unit_scores`, `uad_claims` and `uq_unit`).
-pub mod origin {
-    /// Split from the response by the sentence splitter.
-    pub const SENTENCE: &str = "sentence";
-    /// A claim of the decomposition LLM.
-    pub const CLAIM: &str = "claim";
-    /// Given by the caller (option `units`, a job's `units_column`).
-    pub const GIVEN: &str = "given";
-    /// A sentence of the response that its claims do not entail, scored as a unit of its own
-    /// (option `coverage: "add_units"`).
-    pub const UNCOVERED_SENTENCE: &str = "uncovered_sentence";
-}
-
-/// One sentence of a response checked against the response's claims.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SentenceCoverage {
-    pub idx: usize,
-    pub sentence: String,
-    /// p_e(premise = the claims joined, hypothesis = the sentence).
-    pub entailment: f64,
-    /// entailment ≥ option `coverage_threshold`.
-    pub covered: bool,
-}
-
-/// Result of a `coverage` request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CoverageResult {
-    pub claims: Vec<String>,
-    pub sentences: Vec<SentenceCoverage>,
-}
-
-impl ScoreResult {
-    /// The unit scores of `scorer`, in unit order.
-    pub fn unit_scores(&self, scorer: &str) -> Vec<f64> {
-        let mut v: Vec<(usize, f64)> = self
-            .scores
-            .iter()
-            .filter(|s| s.scorer == scorer)
-            .map(|s| (s.unit_idx, s.score))
-            .collect();
-        v.sort_by_key(|x| x.0);
-        v.into_iter().map(|x| x.1).collect()
-    }
-}
-
-/// One row of a `generate` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GeneratedResponse {
-    /// 0 = the original answer; 1..n = the sampled answers.
-    pub index: usize,
-    pub text: String,
-    pub temperature: f64,
-    /// The model that answered (as the server names it; `file stem:size` for a local GGUF).
-    pub model: String,
-    /// Tokens of the call that produced this text (when one call produced several samples, its
-    /// whole usage is on the first of them and the others show 0).
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    /// Served from the completion cache (no new call).
-    pub cached: bool,
-    /// exp(mean token log-probability) of the text, when the generation LLM returned
-    /// log-probabilities (`"logprobs": true` in its config); else `None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub normalized_probability: Option<f64>,
-    /// The text's tokens, each with its character offset (when they tile the text), its
-    /// log-probability and the top-k alternatives, when the generation LLM returned them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub logprobs: Option<Vec<crate::logprobs::TokenLogprob>>,
-}
-
-/// Result of a `generate` request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GenerateResult {
-    pub responses: Vec<GeneratedResponse>,
-}
-
-/// Result of a `claims` request (no claims → empty array).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClaimsResult {
-    pub claims: Vec<String>,
-}
-
-/// One claim of a `uad` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UadClaim {
-    pub idx: usize,
-    pub claim: String,
-    /// The UAD scorer's score (NaN / JSON `null` when it could not be had; never kept).
-    #[serde(deserialize_with = "nan_if_null")]
-    pub score: f64,
-    /// The score calibrated by `options.calibration`'s model of the UAD scorer; when present,
-    /// UAD filters on it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibrated: Option<f64>,
-    /// Filtered score (calibrated when calibrated) ≥ threshold
-    /// (`uq_core::aggregate::uad_retained`).
-    pub kept: bool,
-    /// Where the claim came from ([`origin`]).
-    #[serde(default = "claim_origin")]
-    pub origin: String,
-}
-
-fn claim_origin() -> String {
-    origin::CLAIM.to_string()
-}
-
-/// The warning of a `uad` reply whose claims the bundled SmolLM2-135M wrote (the extension's
-/// `uad_filter` shows it once per connection on stderr).
-pub const UAD_BUNDLED_LLM_WARNING: &str = "the claims were written by the bundled \
-    SmolLM2-135M, which writes poor claims (it merges, drops and garbles them): for sentence-level \
-    filtering without an LLM pass '{\"granularity\":\"sentence\"}', or configure a capable LLM \
-    with option decomposition_llm or llm (e.g. one registered in temp.uq_llms)";
-
-/// The note of a `uad` reply that filtered sentences because no capable LLM is configured (no
-/// option `granularity`, no `units`, the decomposition LLM the bundled SmolLM2): the extension
-/// shows it once per connection on stderr.
-pub const UAD_SENTENCE_DEFAULT_NOTE: &str = "no capable LLM is configured (the decomposition \
-    LLM is the bundled SmolLM2-135M, which writes poor claims), so the answer's sentences were \
-    filtered without an LLM (granularity sentence); for claims configure a capable LLM with \
-    option decomposition_llm or llm (e.g. one registered in temp.uq_llms), or pass \
-    '{\"granularity\":\"claim\"}' to use the bundled one";
-
-/// Result of a `uad` request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UadResult {
-    pub claims: Vec<UadClaim>,
-    /// The scorer whose claim scores filter.
-    pub scorer: String,
-    /// Whether threshold, kept and the confidences use calibrated scores.
-    #[serde(default)]
-    pub calibrated: bool,
-    /// The threshold used; `None` only with `threshold_percentile` and no scored claim.
-    pub threshold: Option<f64>,
-    /// Aggregate (`options.aggregation`) over every claim; `None` without claims.
-    pub pre_confidence: Option<f64>,
-    /// Aggregate over the kept claims; `None` when none is kept.
-    pub post_confidence: Option<f64>,
-    /// The kept claims rewritten by the reconstruction LLM; the original response when no
-    /// claim is kept (as uqlm). With option `verify` (default), only its sentences that the kept
-    /// claims entail (all failing: the kept claims joined). With option
-    /// `reconstruction_fallback` (default), the answer's sentences that hold the kept claims
-    /// when the rewrite does not entail one of them (a warning says so).
-    pub refined_response: String,
-    /// Whether the reconstruction was checked against the kept claims (option `verify`, and a
-    /// reconstruction was made).
-    #[serde(default)]
-    pub verified: bool,
-    /// Sentences of the reconstruction removed by the check; for the sentence filter, the
-    /// answer's sentences (units) it removed, in order.
-    #[serde(default)]
-    pub removed_sentences: Vec<String>,
-    /// What went wrong that the result alone does not show: kept claims the reconstruction
-    /// does not entail (lost or changed by the reconstruction LLM) and what was done about it,
-    /// claims written by the bundled SmolLM2 ([`UAD_BUNDLED_LLM_WARNING`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-    /// What the NLI judge (option `nli_llm`) did while scoring and verifying, with the pairs it
-    /// could not read (the extension keeps them for `uq_debug()`, as a score reply's notes).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-/// Result of a `ping` request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PingInfo {
-    pub version: String,
-    /// The daemon's [`PROTOCOL_VERSION`]; absent from a daemon older than the check.
-    #[serde(default)]
-    pub protocol: Option<u32>,
-    pub pid: u32,
-    pub socket: String,
-    pub nli_model: String,
-    pub embed_model: Option<String>,
-    pub device: String,
-    /// Why CUDA is not used although the device setting asked for it.
-    #[serde(default)]
-    pub device_note: Option<String>,
-    /// Precision of the NLI file that runs ("int8", "fp32", "fp16", "original").
-    #[serde(default)]
-    pub precision: Option<String>,
-    /// Why `--precision auto` does not run the variant it prefers, naming the fix.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precision_note: Option<String>,
-    /// NLI windows per forward pass at most.
-    #[serde(default)]
-    pub nli_batch: Option<usize>,
-    /// The NLI model file that runs.
-    #[serde(default)]
-    pub nli_file: Option<String>,
-    pub threads: usize,
-    /// NLI sessions running batches side by side (local), or batches in flight (remote).
-    #[serde(default)]
-    pub nli_sessions: Option<usize>,
-    pub labels: Vec<String>,
-    pub nli_cache_entries: usize,
-    pub embed_cache_entries: usize,
-    /// Path of the persistent completion cache (SQLite) of the LLM layer.
-    #[serde(default)]
-    pub llm_cache: Option<String>,
-    /// Path of the local model's GGUF file (the default LLM).
-    #[serde(default)]
-    pub local_llm: Option<String>,
-    /// Whether a local model has been loaded (it is loaded on the first request that needs it).
-    #[serde(default)]
-    pub local_llm_loaded: bool,
-    /// The inference servers the NLI model runs on (`--nli-backend`); absent when it runs locally.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nli_endpoints: Option<Vec<NliEndpoint>>,
-}
-
-/// One inference-server endpoint of the NLI backend and its state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NliEndpoint {
-    /// Base URL, e.g. `http://127.0.0.1:8000`.
-    pub url: String,
-    /// Whether requests go to it (its last request or health check succeeded).
-    pub healthy: bool,
-    /// Inference requests it answered.
-    pub served: u64,
-    /// Requests and health checks it failed.
-    pub failures: u64,
-    pub last_error: Option<String>,
 }
 
 /// Every reply: `{"ok":true,"result":...}` or `{"ok":false,"error":"..."}`.

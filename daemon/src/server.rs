@@ -139,13 +139,7 @@ impl Server {
                 response,
                 samples,
                 options,
-            } => to_value(pipeline::score(
-                &self.engine,
-                &self.llm,
-                &response,
-                &samples,
-                &options,
-            )?),
+            } => self.on_answer(pipeline::score, &response, &samples, &options),
             Request::Generate { prompt, n, options } => {
                 to_value(generate::generate(&self.llm, &prompt, n, &options)?)
             }
@@ -162,13 +156,7 @@ impl Server {
                 response,
                 samples,
                 options,
-            } => to_value(uad::uad(
-                &self.engine,
-                &self.llm,
-                &response,
-                &samples,
-                &options,
-            )?),
+            } => self.on_answer(uad::uad, &response, &samples, &options),
             Request::Grade {
                 unit,
                 reference,
@@ -192,6 +180,18 @@ impl Server {
             check_text(hypothesis, &format!("pairs[{i}] hypothesis"))?;
         }
         to_value(self.engine.nli(pairs)?)
+    }
+
+    /// The reply to a request on an answer and its samples (`score`, `uad`): `op` run with the
+    /// engine and the LLM layer.
+    fn on_answer<T: serde::Serialize>(
+        &self,
+        op: AnswerOp<T>,
+        response: &str,
+        samples: &[String],
+        options: &Value,
+    ) -> Result<Value, String> {
+        to_value(op(&self.engine, &self.llm, response, samples, options)?)
     }
 
     fn claims(&self, text: &str, options: &Value) -> Result<Value, String> {
@@ -277,6 +277,9 @@ impl Server {
         std::process::exit(0);
     }
 }
+
+/// An operation on an answer, its samples and the options (`pipeline::score`, `uad::uad`).
+type AnswerOp<T> = fn(&Engine, &LlmService, &str, &[String], &Value) -> Result<T, String>;
 
 fn to_value<T: serde::Serialize>(v: T) -> Result<Value, String> {
     serde_json::to_value(v).map_err(|e| format!("internal error serialising a reply: {e}"))

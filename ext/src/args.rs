@@ -124,6 +124,26 @@ pub fn has_units(response: &str, options: &ScoreOptions) -> bool {
     !response.trim().is_empty() || options.decompose.units.is_some()
 }
 
+/// Keeps in `first` the value of an aggregate's argument that must be the same for every row
+/// of a group (`bins`, `alpha`): the first row's; a later row's other value is an error.
+pub fn same_in_group<T: PartialEq + std::fmt::Display>(
+    func: &str,
+    arg: &str,
+    first: &mut Option<T>,
+    value: T,
+) -> Result<(), String> {
+    match first {
+        None => *first = Some(value),
+        Some(prev) if *prev != value => {
+            return Err(format!(
+                "{func}: {arg} must be the same for every row of a group (got {prev} and {value})"
+            ))
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

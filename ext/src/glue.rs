@@ -1,6 +1,7 @@
 //! The glue between Rust and SQLite that every SQL object uses: a panic never unwinds into
 //! SQLite ([`guard`]), errors carry their text verbatim ([`sql_err`]), and a scalar function is
-//! registered with the connection's daemon client ([`scalar`]).
+//! registered with the connection's daemon client ([`scalar`]); a virtual table's cursor steps
+//! over the rows its `filter` computed (`step_over_rows!`).
 
 use std::any::Any;
 use std::os::raw::c_int;
@@ -56,6 +57,22 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 pub fn sql_err(message: impl Into<String>) -> rusqlite::Error {
     rusqlite::Error::ModuleError(message.into())
 }
+
+/// `VTabCursor::next` and `VTabCursor::eof` of a cursor over the rows its `filter` computed:
+/// `self.rows`, the current one at `self.pos`.
+macro_rules! step_over_rows {
+    () => {
+        fn next(&mut self) -> rusqlite::Result<()> {
+            self.pos += 1;
+            Ok(())
+        }
+
+        fn eof(&self) -> bool {
+            self.pos >= self.rows.len()
+        }
+    };
+}
+pub(crate) use step_over_rows;
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,7 @@ use rusqlite::vtab::{
 use rusqlite::{ffi, Connection};
 
 use crate::client::Client;
-use crate::glue::{guard, sql_err};
+use crate::glue::{guard, sql_err, step_over_rows};
 
 /// One table-valued function.
 pub trait TableFn: Sized + 'static {
@@ -235,14 +235,7 @@ unsafe impl<F: TableFn> VTabCursor for FnCursor<'_, F> {
         })
     }
 
-    fn next(&mut self) -> rusqlite::Result<()> {
-        self.pos += 1;
-        Ok(())
-    }
-
-    fn eof(&self) -> bool {
-        self.pos >= self.rows.len()
-    }
+    step_over_rows!();
 
     fn column(&self, ctx: &mut Context, i: c_int) -> rusqlite::Result<()> {
         guard(F::NAME, || {

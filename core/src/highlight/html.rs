@@ -13,6 +13,12 @@ use super::marks::{colour_at, lowest, pieces, Level, Mark, Options};
 
 /// `&`, `<`, `>`, `"`, `'` escaped: safe in text and in a quoted attribute.
 pub fn escape(s: &str) -> String {
+    escape_with(s, |c| c)
+}
+
+/// `&`, `<`, `>`, `"`, `'` escaped as [`escape`] does, and every other character mapped by
+/// `other` (e.g. an SVG's characters that XML forbids replaced).
+pub fn escape_with(s: &str, other: impl Fn(char) -> char) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -21,7 +27,7 @@ pub fn escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+            c => out.push(other(c)),
         }
     }
     out

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::values::{bool_option, ranged, string_array, string_option};
+use super::values::{bool_option, ranged, string_array, string_option, strings};
 use crate::ensemble::{combine, Weights};
 use crate::json::{number_or_type, type_name};
 use crate::logprobs::TokenLogprob;
@@ -377,18 +377,12 @@ pub fn parse_samples(v: &Value) -> Result<Vec<String>, String> {
                 .to_string(),
         );
     }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            item.as_str().map(str::to_owned).ok_or_else(|| {
-                format!(
-                    "samples_json[{i}] is {}, not a string: every sample must be a JSON string",
-                    type_name(item)
-                )
-            })
-        })
-        .collect()
+    strings(items, |i, item| {
+        format!(
+            "samples_json[{i}] is {}, not a string: every sample must be a JSON string",
+            type_name(item)
+        )
+    })
 }
 
 /// The first `num_samples` samples (all when `None`). Errors when more are asked for than

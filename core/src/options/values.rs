@@ -34,16 +34,26 @@ pub(super) fn string_array(name: &str, v: &Value) -> Result<Vec<String>, String>
             type_name(v)
         )
     })?;
+    strings(items, |i, item| {
+        format!(
+            "option {name}[{i}] is {}, not a string: every unit must be a JSON string",
+            type_name(item)
+        )
+    })
+}
+
+/// The strings of `items`; `not_string(i, item)` is the error for item `i` when it is none.
+pub(super) fn strings(
+    items: &[Value],
+    not_string: impl Fn(usize, &Value) -> String,
+) -> Result<Vec<String>, String> {
     items
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            item.as_str().map(str::to_owned).ok_or_else(|| {
-                format!(
-                    "option {name}[{i}] is {}, not a string: every unit must be a JSON string",
-                    type_name(item)
-                )
-            })
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| not_string(i, item))
         })
         .collect()
 }

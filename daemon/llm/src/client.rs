@@ -186,6 +186,19 @@ pub struct Params {
     pub top_logprobs: u32,
 }
 
+impl Params {
+    /// These parameters (a backend's settings) with `req`'s overrides of the temperature and
+    /// `max_tokens`; `top_logprobs` counts only with `logprobs` on (0 otherwise).
+    pub(crate) fn for_request(self, req: &ChatRequest) -> Params {
+        Params {
+            temperature: req.temperature.unwrap_or(self.temperature),
+            max_tokens: req.max_tokens.unwrap_or(self.max_tokens),
+            top_logprobs: if self.logprobs { self.top_logprobs } else { 0 },
+            ..self
+        }
+    }
+}
+
 /// What identifies a backend for the completion cache: everything besides the request that can
 /// change the answer.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -5,43 +5,37 @@
 //! are retried with exponential backoff and full jitter (or the server's `Retry-After`, capped at
 //! [`crate::backoff::MAX_RETRY_AFTER`]) up to `max_retries` times. Other 4xx fail at once.
 
-use std::sync::Once;
-use std::time::{Duration, SystemTime};
+mod transport;
+mod validate;
+
+use std::time::Duration;
 
 use async_trait::async_trait;
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
 
-use crate::backoff::{jittered, parse_retry_after};
+use crate::backoff::jittered;
 use crate::client::{
     check_request, BackendIdentity, ChatRequest, Completion, LlmBackend, LlmSettings, Params, Usage,
 };
-use crate::error::{snippet, LlmError};
+use crate::error::LlmError;
 use crate::limiter::{estimate_tokens, RateLimiter};
 use crate::logprobs::TokenLogprob;
 use crate::replicas::Replicas;
-use crate::reply::{parse_reply, ParsedReply};
+use crate::reply::ParsedReply;
+use transport::{Attempt, Transport};
+use validate::validate;
 
-/// Most retries a setting may ask for (bounded so that a call always ends).
-pub const MAX_RETRIES_LIMIT: u32 = 20;
-
-/// Installs ring as rustls' process-wide crypto provider (reqwest is built with
-/// `rustls-no-provider`). Idempotent; a provider installed earlier by someone else is kept.
-pub fn install_crypto_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
+pub use transport::install_crypto_provider;
+pub use validate::MAX_RETRIES_LIMIT;
 
 /// The HTTP backend.
 pub struct OpenAiClient {
     settings: LlmSettings,
     url: String,
     replicas: Replicas,
-    api_key: Option<String>,
-    http: reqwest::Client,
+    transport: Transport,
     permits: Semaphore,
     limiter: RateLimiter,
     total: std::sync::Mutex<Usage>,
@@ -57,38 +51,12 @@ impl std::fmt::Debug for OpenAiClient {
     }
 }
 
-/// Outcome of one HTTP attempt.
-enum Attempt {
-    Done(ParsedReply),
-    Retry {
-        reason: String,
-        retry_after: Option<Duration>,
-    },
-    Fail(LlmError),
-}
-
 impl OpenAiClient {
     /// Checks the settings, reads the API key from the variable named by `api_key_env`, and
     /// builds the HTTP client.
     pub fn new(settings: LlmSettings) -> Result<Self, LlmError> {
         validate(&settings)?;
-        let api_key = match &settings.api_key_env {
-            None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(k) if !k.trim().is_empty() => Some(k.trim().to_string()),
-                _ => {
-                    return Err(LlmError::Config(format!(
-                        "the API key variable {var} (named by api_key_env) is not set or empty: export {var}=<your key>, \
-                         or set api_key_env to null for a server that needs no key"
-                    )))
-                }
-            },
-        };
-        install_crypto_provider();
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("uqlite-uq-llm/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| LlmError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let transport = Transport::new(&settings)?;
         let url = format!(
             "{}/chat/completions",
             settings.base_url.trim_end_matches('/')
@@ -103,18 +71,8 @@ impl OpenAiClient {
             total: std::sync::Mutex::new(Usage::default()),
             settings,
             url,
-            api_key,
-            http,
+            transport,
         })
-    }
-
-    /// `text` with the API key replaced by `[API key]`: a server's error body may echo the key,
-    /// and error texts end up in tables (`uq_job_error`) and logs.
-    fn redact(&self, text: &str) -> String {
-        match &self.api_key {
-            Some(k) if !k.is_empty() => text.replace(k.as_str(), "[API key]"),
-            _ => text.to_string(),
-        }
     }
 
     pub fn settings(&self) -> &LlmSettings {
@@ -201,25 +159,16 @@ impl OpenAiClient {
                     .await
                     .map_err(|_| LlmError::Config("the client was shut down".into()))?;
                 let (i, _in_flight) = self.replicas.pick();
+                let url = self.replicas.url(i);
                 (
                     i,
-                    self.attempt(&body, p.logprobs, self.replicas.url(i)).await,
+                    self.transport
+                        .attempt(&self.settings, &body, p.logprobs, url)
+                        .await,
                 )
             };
             match outcome {
-                Attempt::Done(mut reply) => {
-                    self.replicas.succeeded(replica);
-                    reply.usage.requests = 1;
-                    match self.total.lock() {
-                        Ok(mut t) => t.add(&reply.usage),
-                        Err(poisoned) => poisoned.into_inner().add(&reply.usage),
-                    }
-                    let used = reply.usage.prompt_tokens + reply.usage.completion_tokens;
-                    if used > 0 {
-                        self.limiter.settle(estimate, used);
-                    }
-                    return Ok(reply);
-                }
+                Attempt::Done(reply) => return Ok(self.succeeded(replica, reply, estimate)),
                 Attempt::Fail(e) => return Err(e),
                 Attempt::Retry {
                     reason,
@@ -241,6 +190,27 @@ impl OpenAiClient {
                 }
             }
         }
+        Err(self.exhausted(attempts, &last))
+    }
+
+    /// Books a reply that came back: the replica is healthy again, the request counts in the
+    /// client's total, and the rate limiter learns the tokens it really cost.
+    fn succeeded(&self, replica: usize, mut reply: ParsedReply, estimate: u64) -> ParsedReply {
+        self.replicas.succeeded(replica);
+        reply.usage.requests = 1;
+        match self.total.lock() {
+            Ok(mut t) => t.add(&reply.usage),
+            Err(poisoned) => poisoned.into_inner().add(&reply.usage),
+        }
+        let used = reply.usage.prompt_tokens + reply.usage.completion_tokens;
+        if used > 0 {
+            self.limiter.settle(estimate, used);
+        }
+        reply
+    }
+
+    /// The error of a request whose `attempts` all failed; `last` is the last failure's reason.
+    fn exhausted(&self, attempts: u32, last: &str) -> LlmError {
         let target = if self.replicas.len() > 1 {
             format!(
                 "{} replicas of {}",
@@ -250,117 +220,11 @@ impl OpenAiClient {
         } else {
             format!("POST {}", self.url)
         };
-        Err(LlmError::RetriesExhausted(format!(
+        LlmError::RetriesExhausted(format!(
             "{target} failed after {attempts} attempts; last error: {last}. Fix: check that the server is up and \
              healthy, lower concurrency or requests_per_minute/tokens_per_minute if rate limited, or raise \
              max_retries / timeout_ms"
-        )))
-    }
-
-    async fn attempt(&self, body: &Value, want_logprobs: bool, url: &str) -> Attempt {
-        let timeout = Duration::from_millis(self.settings.timeout_ms);
-        let mut rb = self.http.post(url).timeout(timeout).json(body);
-        if let Some(key) = &self.api_key {
-            rb = rb.bearer_auth(key);
-        }
-        let exchange = async {
-            let resp = rb.send().await?;
-            let status = resp.status();
-            let retry_after = resp
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| parse_retry_after(v, SystemTime::now()));
-            let bytes = resp.bytes().await?;
-            Ok::<_, reqwest::Error>((status, retry_after, bytes))
-        };
-        let (status, retry_after, bytes) = match tokio::time::timeout(timeout, exchange).await {
-            Err(_) => return self.timed_out(),
-            Ok(Err(e)) if e.is_timeout() => return self.timed_out(),
-            Ok(Err(e)) if e.is_builder() => {
-                return Attempt::Fail(LlmError::Config(format!(
-                    "cannot build a request to {}: {e}",
-                    url
-                )))
-            }
-            Ok(Err(e)) => {
-                let what = if e.is_connect() {
-                    "connection failed"
-                } else {
-                    "transport error"
-                };
-                return Attempt::Retry {
-                    reason: format!("{what}: {}", error_chain(&e)),
-                    retry_after: None,
-                };
-            }
-            Ok(Ok(x)) => x,
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let code = status.as_u16();
-        if status.is_success() {
-            return match parse_reply(&text, want_logprobs) {
-                Ok(r) => Attempt::Done(r),
-                Err(p) if p.retryable => Attempt::Retry {
-                    reason: format!("HTTP {code}: {}", self.redact(&p.message)),
-                    retry_after: None,
-                },
-                Err(p) if p.refusal => Attempt::Fail(LlmError::Refusal(format!(
-                    "POST {}: {}",
-                    url,
-                    self.redact(&p.message)
-                ))),
-                Err(p) => Attempt::Fail(LlmError::Reply(format!(
-                    "POST {}: {}",
-                    url,
-                    self.redact(&p.message)
-                ))),
-            };
-        }
-        let body_snip = snippet(&self.redact(&text), 300);
-        if matches!(code, 408 | 409 | 425 | 429) || status.is_server_error() {
-            return Attempt::Retry {
-                reason: format!("HTTP {status}: {body_snip}"),
-                retry_after,
-            };
-        }
-        let hint = self.rejection_hint(code);
-        Attempt::Fail(LlmError::Rejected {
-            status: code,
-            message: format!("POST {} → HTTP {status}: {body_snip}. Fix: {hint}", url),
-        })
-    }
-
-    /// How to fix a request the server rejected with HTTP `code` (a status not retried).
-    fn rejection_hint(&self, code: u16) -> String {
-        match code {
-            401 => match &self.settings.api_key_env {
-                Some(var) => format!(
-                    "the API key was not accepted: set the API key in the env var named by api_key_env ({var})"
-                ),
-                None => "the server needs an API key: set api_key_env to the name of an env var holding it".into(),
-            },
-            403 => "the API key has no access to this model or endpoint: check the key's permissions and `model`".into(),
-            404 => format!(
-                "check base_url (it must end before /chat/completions, e.g. https://api.openai.com/v1) and that model \
-                 `{}` exists on this server",
-                self.settings.model
-            ),
-            400 | 422 => "the server rejected the request: check `model`, `max_tokens` and options the server may not \
-                          support (n: set n_supported=false; seed; logprobs: set logprobs=false)"
-                .into(),
-            _ => "the server rejected the request; retrying will not help".into(),
-        }
-    }
-
-    fn timed_out(&self) -> Attempt {
-        Attempt::Retry {
-            reason: format!(
-                "no complete reply within timeout_ms = {}",
-                self.settings.timeout_ms
-            ),
-            retry_after: None,
-        }
+        ))
     }
 
     fn finish(&self, replies: Vec<ParsedReply>) -> Completion {
@@ -396,18 +260,16 @@ impl LlmBackend for OpenAiClient {
     }
 
     fn params(&self, req: &ChatRequest) -> Params {
+        let s = &self.settings;
         Params {
-            temperature: req.temperature.unwrap_or(self.settings.temperature),
-            top_p: self.settings.top_p,
-            max_tokens: req.max_tokens.unwrap_or(self.settings.max_tokens),
-            seed: self.settings.seed,
-            logprobs: self.settings.logprobs,
-            top_logprobs: if self.settings.logprobs {
-                self.settings.top_logprobs
-            } else {
-                0
-            },
+            temperature: s.temperature,
+            top_p: s.top_p,
+            max_tokens: s.max_tokens,
+            seed: s.seed,
+            logprobs: s.logprobs,
+            top_logprobs: s.top_logprobs,
         }
+        .for_request(req)
     }
 
     fn batches_samples(&self) -> bool {
@@ -477,75 +339,6 @@ fn raw_unsupported() -> LlmError {
          OpenAI-compatible server"
             .into(),
     )
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut src = e.source();
-    let mut depth = 0;
-    while let Some(s) = src {
-        if depth >= 4 {
-            break;
-        }
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        src = s.source();
-        depth += 1;
-    }
-    out
-}
-
-fn validate(s: &LlmSettings) -> Result<(), LlmError> {
-    let bad = |m: String| Err(LlmError::Config(m));
-    for base_url in std::iter::once(&s.base_url).chain(&s.replicas) {
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return bad(format!(
-                "base_url {base_url:?} must start with http:// or https:// (e.g. https://api.openai.com/v1)"
-            ));
-        }
-        if base_url
-            .trim_end_matches('/')
-            .ends_with("/chat/completions")
-        {
-            return bad(format!(
-                "base_url {base_url:?} must not include /chat/completions: give the /v1 root"
-            ));
-        }
-    }
-    if s.replica_retry_ms == 0 || s.replica_retry_ms > 3_600_000 {
-        return bad(format!(
-            "replica_retry_ms {} must be between 1 and 3600000 (one hour)",
-            s.replica_retry_ms
-        ));
-    }
-    if s.model.trim().is_empty() {
-        return bad("model is empty: name the model to use".into());
-    }
-    if let Err(m) = crate::client::check_sampling(s.temperature, s.top_p, s.max_tokens) {
-        return bad(m);
-    }
-    if s.timeout_ms == 0 || s.timeout_ms > 3_600_000 {
-        return bad(format!(
-            "timeout_ms {} must be between 1 and 3600000 (one hour)",
-            s.timeout_ms
-        ));
-    }
-    if s.concurrency == 0 || s.concurrency > 10_000 {
-        return bad(format!(
-            "concurrency {} must be between 1 and 10000 requests in flight",
-            s.concurrency
-        ));
-    }
-    if s.max_retries > MAX_RETRIES_LIMIT {
-        return bad(format!(
-            "max_retries {} is more than {MAX_RETRIES_LIMIT}",
-            s.max_retries
-        ));
-    }
-    if s.requests_per_minute == Some(0) || s.tokens_per_minute == Some(0) {
-        return bad("requests_per_minute / tokens_per_minute of 0 would block forever: use null for no limit".into());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -78,9 +78,10 @@ pub fn uad(
     samples: &[String],
     options: &Value,
 ) -> Result<UadResult, String> {
-    let (result, tally) = judge::tallied(|| uad_untallied(engine, llm, response, samples, options));
+    let (opts, sentence_default) = uad_options(llm, options)?;
+    let (result, tally) =
+        judge::tallied(|| uad_untallied(engine, llm, response, samples, &opts, sentence_default));
     let mut result = result?;
-    let opts = parse_options(options)?;
     if let Some((cfg, _)) = opts.llm.nli_judge() {
         let label = llm.role_llm(cfg, LlmRole::Nli)?;
         result.notes.extend(tally.note(label.label()));
@@ -88,13 +89,9 @@ pub fn uad(
     Ok(result)
 }
 
-fn uad_untallied(
-    engine: &Engine,
-    llm: &LlmService,
-    response: &str,
-    samples: &[String],
-    options: &Value,
-) -> Result<UadResult, String> {
+/// The options of a UAD request: its granularity decided, and only the UAD scorer to score;
+/// `true` when sentences are the granularity by default (no capable LLM configured).
+fn uad_options(llm: &LlmService, options: &Value) -> Result<(ScoreOptions, bool), String> {
     let mut opts = parse_options(options)?;
     // Claims unless "granularity":"sentence" is given (the LLM-free sentence filter); without
     // option granularity or units, sentences when no capable LLM is configured.
@@ -110,13 +107,27 @@ fn uad_untallied(
     };
     let scorer = opts.uad_scorer();
     opts.scoring.scorers = vec![scorer];
-    let samples = check_inputs(response, samples, &opts)?;
+    Ok((opts, sentence_default))
+}
+
+/// UAD of `response` under `opts` (from [`uad_options`]): its claims decomposed and scored,
+/// then [`decide`]d, with the notes.
+fn uad_untallied(
+    engine: &Engine,
+    llm: &LlmService,
+    response: &str,
+    samples: &[String],
+    opts: &ScoreOptions,
+    sentence_default: bool,
+) -> Result<UadResult, String> {
+    let scorer = opts.uad_scorer();
+    let samples = check_inputs(response, samples, opts)?;
     let Decomposed {
         units: claims,
         origins,
         sample_units,
         ..
-    } = decompose(engine, llm, response, &samples, &opts)?;
+    } = decompose(engine, llm, response, &samples, opts)?;
     let (scores, notes) = if claims.is_empty() {
         (Vec::new(), Vec::new())
     } else {
@@ -127,7 +138,7 @@ fn uad_untallied(
             units: &claims,
             samples: &samples,
             sample_units: sample_units.as_deref(),
-            opts: &opts,
+            opts,
         };
         // The scorer's notes (e.g. grounded_fallback's units left open without samples) go
         // with the result.
@@ -140,7 +151,7 @@ fn uad_untallied(
             .unwrap_or_default();
         (values, scored.notes)
     };
-    let mut result = decide(engine, llm, &opts, response, claims, &origins, scores)?;
+    let mut result = decide(engine, llm, opts, response, claims, &origins, scores)?;
     if sentence_default {
         result.notes.push(UAD_SENTENCE_DEFAULT_NOTE.to_string());
     }
@@ -149,7 +160,7 @@ fn uad_untallied(
     // otherwise.
     result
         .notes
-        .extend(conformal_notes(engine, &opts, Some(samples.len())));
+        .extend(conformal_notes(engine, opts, Some(samples.len())));
     Ok(result)
 }
 
@@ -186,45 +197,15 @@ pub fn decide(
         .filter(|(_, &k)| k)
         .map(|(&s, _)| s)
         .collect();
-    let (mut refined_response, mut verified, mut removed_sentences) =
-        (response.to_string(), false, Vec::new());
-    let mut warnings = Vec::new();
-    if opts.decompose.granularity == Granularity::Sentence {
-        // The LLM-free filter: the kept sentences as written, in order; none kept: empty.
-        refined_response = kept_text(response, &claims, &kept);
-        removed_sentences = claims
-            .iter()
-            .zip(&kept)
-            .filter(|(_, &k)| !k)
-            .map(|(c, _)| c.clone())
-            .collect();
+    let mut refined = if opts.decompose.granularity == Granularity::Sentence {
+        Refined::sentence_filtered(response, &claims, &kept)
     } else if !kept_claims.is_empty() {
-        let rebuilder = llm.for_role(opts, LlmRole::Reconstruction)?;
-        let req = reconstruction_request(&rebuilder, &kept_claims);
-        refined_response = llm.block_on(rebuilder.text(&req))?.trim().to_string();
-        let nli = judge::Nli::new(engine, llm, opts)?;
-        if opts.uad.verify {
-            let v = verify(
-                &nli,
-                &kept_claims,
-                &refined_response,
-                opts.uad.verify_threshold,
-            )?;
-            (refined_response, verified, removed_sentences) = (v.text, true, v.removed);
-        }
-        // The other way round: every kept claim must survive the rewrite.
-        let at = opts.uad.verify_threshold;
-        let lost = lost_claims(&nli, &kept_claims, &refined_response, at)?;
-        if !lost.is_empty() {
-            let fall_back = opts.uad.reconstruction_fallback;
-            warnings.push(lost_warning(&lost, kept_claims.len(), at, fall_back));
-            if fall_back {
-                refined_response = kept_claims_sentences(response, &claims, &kept);
-            }
-        }
-    }
+        Refined::reconstructed(engine, llm, opts, response, &claims, &kept, &kept_claims)?
+    } else {
+        Refined::unchanged(response)
+    };
     if opts.decompose.granularity == Granularity::Claim && by_bundled_llm(llm, opts, origins) {
-        warnings.push(UAD_BUNDLED_LLM_WARNING.to_string());
+        refined.warnings.push(UAD_BUNDLED_LLM_WARNING.to_string());
     }
     let notes = calibrated
         .is_some()
@@ -232,33 +213,115 @@ pub fn decide(
         .into_iter()
         .collect();
     Ok(UadResult {
-        claims: claims
-            .into_iter()
-            .zip(scores.iter().zip(&kept))
-            .enumerate()
-            .map(|(idx, (claim, (&score, &kept)))| UadClaim {
-                idx,
-                claim,
-                score,
-                calibrated: calibrated.as_ref().map(|c| c[idx]).filter(|c| !c.is_nan()),
-                kept,
-                origin: origins
-                    .get(idx)
-                    .cloned()
-                    .unwrap_or_else(|| origin::CLAIM.to_string()),
-            })
-            .collect(),
+        claims: uad_claims(claims, &scores, &kept, calibrated.as_deref(), origins),
         scorer: scorer.name().to_string(),
         calibrated: calibrated.is_some(),
         threshold,
         pre_confidence: aggregate(filtered, opts.aggregate.aggregation),
         post_confidence: aggregate(&kept_scores, opts.aggregate.aggregation),
-        refined_response,
-        verified,
-        removed_sentences,
-        warnings,
+        refined_response: refined.text,
+        verified: refined.verified,
+        removed_sentences: refined.removed_sentences,
+        warnings: refined.warnings,
         notes,
     })
+}
+
+/// The refined response of a UAD, and what its making says.
+struct Refined {
+    text: String,
+    /// Whether the reconstruction was verified against the kept claims (option `verify`).
+    verified: bool,
+    removed_sentences: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl Refined {
+    /// No claim kept (or none at all): the original response, no call made.
+    fn unchanged(response: &str) -> Refined {
+        Refined {
+            text: response.to_string(),
+            verified: false,
+            removed_sentences: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The LLM-free filter: the kept sentences as written, in order; none kept: empty.
+    fn sentence_filtered(response: &str, claims: &[String], kept: &[bool]) -> Refined {
+        Refined {
+            text: kept_text(response, claims, kept),
+            removed_sentences: claims
+                .iter()
+                .zip(kept)
+                .filter(|(_, &k)| !k)
+                .map(|(c, _)| c.clone())
+                .collect(),
+            ..Refined::unchanged(response)
+        }
+    }
+
+    /// The kept claims rewritten by the reconstruction LLM, verified (option `verify`) and
+    /// checked to keep every claim (else a warning and, with option `reconstruction_fallback`,
+    /// the answer's sentences that hold the kept claims).
+    fn reconstructed(
+        engine: &Engine,
+        llm: &LlmService,
+        opts: &ScoreOptions,
+        response: &str,
+        claims: &[String],
+        kept: &[bool],
+        kept_claims: &[String],
+    ) -> Result<Refined, String> {
+        let mut r = Refined::unchanged(response);
+        let rebuilder = llm.for_role(opts, LlmRole::Reconstruction)?;
+        let req = reconstruction_request(&rebuilder, kept_claims);
+        r.text = llm.block_on(rebuilder.text(&req))?.trim().to_string();
+        let nli = judge::Nli::new(engine, llm, opts)?;
+        if opts.uad.verify {
+            let v = verify(&nli, kept_claims, &r.text, opts.uad.verify_threshold)?;
+            (r.text, r.verified, r.removed_sentences) = (v.text, true, v.removed);
+        }
+        // The other way round: every kept claim must survive the rewrite.
+        let at = opts.uad.verify_threshold;
+        let lost = lost_claims(&nli, kept_claims, &r.text, at)?;
+        if !lost.is_empty() {
+            let fall_back = opts.uad.reconstruction_fallback;
+            r.warnings
+                .push(lost_warning(&lost, kept_claims.len(), at, fall_back));
+            if fall_back {
+                r.text = kept_claims_sentences(response, claims, kept);
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// The claims of a UAD result: each with its score (and calibrated one), whether it was kept
+/// and its origin.
+fn uad_claims(
+    claims: Vec<String>,
+    scores: &[f64],
+    kept: &[bool],
+    calibrated: Option<&[f64]>,
+    origins: &[String],
+) -> Vec<UadClaim> {
+    claims
+        .into_iter()
+        .zip(scores.iter().zip(kept))
+        .enumerate()
+        .map(|(idx, (claim, (&score, &kept)))| UadClaim {
+            idx,
+            claim,
+            score,
+            calibrated: calibrated.map(|c| c[idx]).filter(|c| !c.is_nan()),
+            kept,
+            origin: origins
+                .get(idx)
+                .cloned()
+                .unwrap_or_else(|| origin::CLAIM.to_string()),
+        })
+        .collect()
 }
 
 /// The note of a UAD whose scorer has a calibration: the cut is on calibrated probabilities.

@@ -6,8 +6,11 @@
 //! flag, variable and key are declared once, in [`settings`].
 
 mod backend;
+#[macro_use]
+mod declare;
 mod defaults;
 mod device;
+pub mod reference;
 pub mod settings;
 mod values;
 

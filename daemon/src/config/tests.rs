@@ -477,18 +477,18 @@ fn value_defaults_in_range() {
     }
 }
 
-/// docs/reference.md's settings table is `settings::markdown_table()`; with `UQ_BLESS=1` the
+/// docs/reference.md's settings table is `reference::markdown_table()`; with `UQ_BLESS=1` the
 /// test writes it there instead of failing.
 #[test]
 fn settings_table_matches_docs_reference() {
-    use settings::{DOCS_BEGIN, DOCS_END};
+    use reference::{DOCS_BEGIN, DOCS_END};
     let path = uq_core::generated_docs::reference_md(env!("CARGO_MANIFEST_DIR"));
     let stale = format!(
         "the settings table in {} is not the settings'; run UQ_BLESS=1 cargo test -p uq-daemon \
          settings_table to regenerate it",
         path.display()
     );
-    let want = settings::markdown_table();
+    let want = reference::markdown_table();
     uq_core::generated_docs::check_section(&path, DOCS_BEGIN, DOCS_END, &want, &stale);
 }
 

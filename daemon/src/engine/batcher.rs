@@ -15,252 +15,27 @@
 //! A worker whose runner already holds a batch takes only a full one: a partial batch waits until
 //! the runner is free, so that the overlap does not run smaller batches.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+mod forward;
+mod pad_stats;
+mod queue;
+mod worker;
+
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
-
-use super::onnx::{OnnxModel, Output, SeqRef};
-use super::stages::{CpuTimer, Stage, Stages};
-
-/// What runs one batch of windows: a local ONNX Runtime session, the bench's stand-in or an
-/// inference server. Shared by the workers of its overlap: it runs their batches one at a time
-/// where the device needs that (a session's lock), and prepares them beside each other.
-pub trait Forward: Send + Sync {
-    /// The logits of `seqs`, `[seqs.len(), labels]`.
-    fn run(&self, seqs: &[SeqRef<'_>]) -> Result<Output, String>;
-    /// The name of the output that is read (for messages).
-    fn output_name(&self) -> &str;
-    /// Whether it runs one window per forward pass anyway (dynamic int8): then its worker takes
-    /// one window at a time from the queue, so that every worker stays busy.
-    fn one_at_a_time(&self) -> bool {
-        false
-    }
-}
-
-impl Forward for OnnxModel {
-    fn run(&self, seqs: &[SeqRef<'_>]) -> Result<Output, String> {
-        OnnxModel::run(self, seqs)
-    }
-    fn output_name(&self) -> &str {
-        OnnxModel::output_name(self)
-    }
-    fn one_at_a_time(&self) -> bool {
-        self.row_at_a_time
-    }
-}
-
-/// One model input: `[CLS] premise-window [SEP] hypothesis [SEP]` (or the model's own template).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EncodedWindow {
-    pub ids: Vec<u32>,
-    pub type_ids: Vec<u32>,
-}
-
-impl EncodedWindow {
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-}
-
-/// The reply of one window: `(tag, logits row)`.
-pub type Reply = (usize, Result<Vec<f32>, String>);
-
-pub struct Job {
-    pub window: EncodedWindow,
-    pub tag: usize,
-    pub reply: Sender<Reply>,
-}
-
-type RawRequest = (Vec<EncodedWindow>, Sender<Result<usize, String>>);
-
-/// Padding of the batches run for callers (not the raw measurement): real tokens and the
-/// tokens actually run (each batch padded to its longest window).
-#[derive(Debug, Default)]
-pub struct PadStats {
-    real: AtomicU64,
-    padded: AtomicU64,
-    batches: AtomicU64,
-    windows: AtomicU64,
-}
-
-/// A snapshot of [`PadStats`].
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct PadSnapshot {
-    pub real_tokens: u64,
-    pub padded_tokens: u64,
-    pub batches: u64,
-    pub windows: u64,
-}
-
-impl PadSnapshot {
-    /// Padding tokens per real token: (Σ batch size × longest window − Σ window lengths) /
-    /// Σ window lengths; `None` before any batch.
-    pub fn pad_ratio(&self) -> Option<f64> {
-        (self.real_tokens > 0)
-            .then(|| (self.padded_tokens - self.real_tokens) as f64 / self.real_tokens as f64)
-    }
-
-    /// Windows per batch on average.
-    pub fn mean_batch(&self) -> Option<f64> {
-        (self.batches > 0).then(|| self.windows as f64 / self.batches as f64)
-    }
-
-    /// What ran between `earlier` and `self`.
-    pub fn since(&self, earlier: &PadSnapshot) -> PadSnapshot {
-        PadSnapshot {
-            real_tokens: self.real_tokens - earlier.real_tokens,
-            padded_tokens: self.padded_tokens - earlier.padded_tokens,
-            batches: self.batches - earlier.batches,
-            windows: self.windows - earlier.windows,
-        }
-    }
-}
-
-impl PadStats {
-    fn record(&self, lens: impl Iterator<Item = usize>) {
-        let (mut n, mut sum, mut max) = (0u64, 0u64, 0u64);
-        for l in lens {
-            n += 1;
-            sum += l as u64;
-            max = max.max(l as u64);
-        }
-        self.real.fetch_add(sum, Ordering::Relaxed);
-        self.padded.fetch_add(n * max, Ordering::Relaxed);
-        self.batches.fetch_add(1, Ordering::Relaxed);
-        self.windows.fetch_add(n, Ordering::Relaxed);
-    }
-
-    pub fn snapshot(&self) -> PadSnapshot {
-        PadSnapshot {
-            real_tokens: self.real.load(Ordering::Relaxed),
-            padded_tokens: self.padded.load(Ordering::Relaxed),
-            batches: self.batches.load(Ordering::Relaxed),
-            windows: self.windows.load(Ordering::Relaxed),
-        }
-    }
-}
-
-/// The queued windows: by (length, arrival number), and their arrival order.
-#[derive(Default)]
-struct State {
-    /// The queued windows and when each arrived.
-    by_len: BTreeMap<(usize, u64), (Job, Instant)>,
-    /// (arrival number, length, arrival time); entries already taken are skipped lazily.
-    arrivals: VecDeque<(u64, usize, Instant)>,
-    raws: VecDeque<RawRequest>,
-    next: u64,
-    closed: bool,
-    /// Per runner, the batches its workers have taken that have not yet left it.
-    held: Vec<usize>,
-}
-
-impl State {
-    /// The oldest queued window's key and arrival time.
-    fn oldest(&mut self) -> Option<((usize, u64), Instant)> {
-        while let Some(&(seq, len, at)) = self.arrivals.front() {
-            if self.by_len.contains_key(&(len, seq)) {
-                return Some(((len, seq), at));
-            }
-            self.arrivals.pop_front();
-        }
-        None
-    }
-
-    /// The oldest window and queued windows of similar length, at most `max_batch` in all, in
-    /// length order: of the runs of `max_batch` consecutive windows (in length order) that hold
-    /// the oldest, the one that pads least (fewest tokens added to reach its longest window).
-    /// Also returns the time its windows waited in the queue, together.
-    fn take_batch(&mut self, max_batch: usize) -> (Vec<Job>, Duration) {
-        let Some((key, _)) = self.oldest() else {
-            return (Vec::new(), Duration::ZERO);
-        };
-        // Up to max_batch - 1 neighbours on each side of the oldest, in length order.
-        let below: Vec<(usize, u64)> = self
-            .by_len
-            .range(..key)
-            .rev()
-            .take(max_batch - 1)
-            .map(|(k, _)| *k)
-            .collect();
-        let above: Vec<(usize, u64)> = self
-            .by_len
-            .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
-            .take(max_batch - 1)
-            .map(|(k, _)| *k)
-            .collect();
-        let run: Vec<(usize, u64)> = below
-            .into_iter()
-            .rev()
-            .chain(std::iter::once(key))
-            .chain(above)
-            .collect();
-        let at = run.iter().position(|k| *k == key).unwrap_or(0);
-        let n = max_batch.min(run.len());
-        // Windows of n consecutive keys holding `at`: starts from at + 1 - n to at.
-        let padding = |start: usize| {
-            let w = &run[start..start + n];
-            let longest = w.iter().map(|k| k.0).max().unwrap_or(0);
-            w.iter().map(|k| longest - k.0).sum::<usize>()
-        };
-        let first = (at + 1).saturating_sub(n);
-        let last = at.min(run.len() - n);
-        let start = (first..=last).min_by_key(|&s| padding(s)).unwrap_or(first);
-        let now = Instant::now();
-        let mut waited = Duration::ZERO;
-        let batch = run[start..start + n]
-            .iter()
-            .filter_map(|k| self.by_len.remove(k))
-            .map(|(job, at)| {
-                waited += now - at;
-                job
-            })
-            .collect();
-        (batch, waited)
-    }
-}
-
-/// The length-ordered queue the workers share.
-struct Queue {
-    state: Mutex<State>,
-    changed: Condvar,
-}
-
-impl Queue {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// A batch of `runner` has left it: its workers may take a partial batch again.
-    fn release(&self, runner: usize) {
-        let mut st = self.lock();
-        st.held[runner] = st.held[runner].saturating_sub(1);
-        drop(st);
-        self.changed.notify_all();
-    }
-}
+use super::stages::Stages;
+pub use forward::Forward;
+pub use pad_stats::{PadSnapshot, PadStats};
+use queue::Queue;
+pub use queue::{EncodedWindow, Job, Reply};
+use worker::{worker, Shared};
 
 pub struct Batcher {
     queue: Arc<Queue>,
     stats: Arc<PadStats>,
     stages: Arc<Stages>,
     handles: Vec<JoinHandle<()>>,
-}
-
-/// What a worker shares with the others.
-struct Shared {
-    queue: Arc<Queue>,
-    stats: Arc<PadStats>,
-    stages: Arc<Stages>,
-    max_batch: usize,
-    max_wait: Duration,
 }
 
 impl Batcher {
@@ -272,13 +47,7 @@ impl Batcher {
         max_batch: usize,
         max_wait: Duration,
     ) -> Result<Batcher, String> {
-        let queue = Arc::new(Queue {
-            state: Mutex::new(State {
-                held: vec![0; runners.len()],
-                ..State::default()
-            }),
-            changed: Condvar::new(),
-        });
+        let queue = Arc::new(Queue::new(runners.len()));
         let stats = Arc::new(PadStats::default());
         let stages = Arc::new(Stages::default());
         let mut handles = Vec::new();
@@ -380,136 +149,14 @@ impl Drop for Batcher {
     }
 }
 
-/// The output of `windows`' pass, checked to be `[windows, labels]`.
-fn forward(model: &dyn Forward, windows: &[&EncodedWindow]) -> Result<Output, String> {
-    let seqs: Vec<SeqRef<'_>> = windows
-        .iter()
-        .map(|w| SeqRef {
-            ids: &w.ids,
-            type_ids: &w.type_ids,
-        })
-        .collect();
-    let out = match catch_unwind(AssertUnwindSafe(|| model.run(&seqs))) {
-        Ok(r) => r?,
-        Err(_) => return Err("internal error: the NLI forward pass panicked".into()),
-    };
-    if out.shape.len() != 2 || out.shape[0] != windows.len() || out.shape[1] == 0 {
-        return Err(format!(
-            "NLI model output {:?} has shape {:?}; expected [batch, labels]",
-            model.output_name(),
-            out.shape
-        ));
-    }
-    Ok(out)
-}
-
-/// Runs a batch of callers' windows on `model`, releases the runner, then hands each window's
-/// logits back to its caller.
-fn run_batch(model: &dyn Forward, runner: usize, batch: Vec<Job>, shared: &Shared) {
-    let refs: Vec<&EncodedWindow> = batch.iter().map(|j| &j.window).collect();
-    shared.stats.record(refs.iter().map(|w| w.len()));
-    let t = Instant::now();
-    let out = forward(model, &refs);
-    let ran = t.elapsed();
-    shared.queue.release(runner);
-    let t = CpuTimer::start();
-    match out {
-        Ok(out) => {
-            let (host, device) = match out.timing {
-                // A runner that does not say: all of it is the pass.
-                tm if tm.device.is_zero() && tm.host.is_zero() => (Duration::ZERO, ran),
-                tm => (tm.host, tm.device),
-            };
-            shared.stages.add(Stage::PadCopy, host);
-            shared.stages.add(Stage::Device, device);
-            for (job, row) in batch.into_iter().zip(out.data.chunks(out.shape[1])) {
-                let _ = job.reply.send((job.tag, Ok(row.to_vec())));
-            }
-        }
-        Err(e) => {
-            for job in batch {
-                let _ = job.reply.send((job.tag, Err(e.clone())));
-            }
-        }
-    }
-    shared.stages.add(Stage::Scatter, t.elapsed());
-    shared.stages.batch_done();
-}
-
-/// What a worker does next.
-enum Work {
-    Batch(Vec<Job>),
-    Raw(RawRequest),
-    Stop,
-}
-
-/// Waits for work: a raw batch at once; a batch of jobs once `max_batch` are queued, or once the
-/// oldest has waited `max_wait` and the worker's `runner` holds no batch (or the queue is
-/// closing).
-fn next_work(shared: &Shared, runner: usize, max_batch: usize) -> Work {
-    let q = &shared.queue;
-    let mut st = q.lock();
-    loop {
-        if let Some(r) = st.raws.pop_front() {
-            return Work::Raw(r);
-        }
-        match st.oldest() {
-            Some((_, at)) => {
-                let due = at + shared.max_wait;
-                let now = Instant::now();
-                let free = st.held[runner] == 0;
-                if st.by_len.len() >= max_batch || (now >= due && free) || st.closed {
-                    let t = CpuTimer::start();
-                    let (batch, waited) = st.take_batch(max_batch);
-                    st.held[runner] += 1;
-                    shared.stages.batch_taken();
-                    shared.stages.add(Stage::Batching, t.elapsed());
-                    shared.stages.add(Stage::QueueWait, waited);
-                    return Work::Batch(batch);
-                }
-                st = if now >= due {
-                    // Due, but the runner is busy: wait for it (or for a full batch).
-                    q.changed.wait(st).unwrap_or_else(|p| p.into_inner())
-                } else {
-                    q.changed
-                        .wait_timeout(st, due - now)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                };
-            }
-            None if st.closed => return Work::Stop,
-            None => st = q.changed.wait(st).unwrap_or_else(|p| p.into_inner()),
-        }
-    }
-}
-
-/// One worker of `runner`: runs batches from the shared queue until it closes.
-fn worker(model: &dyn Forward, runner: usize, shared: &Shared) {
-    let max_batch = if model.one_at_a_time() {
-        1
-    } else {
-        shared.max_batch
-    };
-    loop {
-        match next_work(shared, runner, max_batch) {
-            Work::Batch(batch) => {
-                // Others may be able to start on what is left.
-                shared.queue.changed.notify_one();
-                run_batch(model, runner, batch, shared);
-            }
-            Work::Raw((b, reply)) => {
-                let refs: Vec<&EncodedWindow> = b.iter().collect();
-                let _ = reply.send(forward(model, &refs).map(|o| o.shape[0]));
-            }
-            Work::Stop => return,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
+    use super::queue::State;
     use super::*;
-    use crate::engine::onnx::Output;
+    use crate::engine::onnx::{Output, SeqRef};
+    use crate::engine::stages::Stage;
 
     /// A runner that returns each window's length as its one logit, and records batch sizes. Its
     /// first pass waits for the gate: a slow model, behind which the queue fills up.

@@ -7,7 +7,9 @@ pub mod batcher;
 pub mod cache;
 pub mod defaults;
 pub mod embed;
+mod info;
 pub mod nli;
+mod nli_run;
 pub mod onnx;
 pub mod ort_env;
 pub mod remote;
@@ -26,21 +28,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
 use uq_core::protocol::NliProbs;
 
-use crate::config::{check_model_dir, Config, Device, Precision, StandInMs};
+use crate::config::{check_model_dir, Config};
 use defaults::DeviceDefaults;
 
-use batcher::{Batcher, Forward, Job};
+use batcher::{Batcher, Job};
 pub use batcher::{EncodedWindow, PadSnapshot};
 use cache::{pair_key, text_key, DedupCache};
 use embed::EmbedModel;
-use nli::NliText;
-use onnx::OnnxModel;
+pub use info::EngineInfo;
+use nli::{NliText, WindowPlan};
+pub(crate) use nli_run::nli_batch;
+use nli_run::{NliRun, RunInfo};
 use stages::{CpuTimer, Stage, StageSnapshot};
-use stand_in::StandIn;
-use variants::Variants;
 
 /// Ready sentence embeddings kept at most (bytes) before that cache is emptied.
 const SENTENCE_CACHE_BYTES: usize = 64 << 20;
@@ -49,44 +50,6 @@ const TOKEN_CACHE_BYTES: usize = 256 << 20;
 /// Ready NLI pair probabilities kept at most (entries, about 100 bytes each) before that cache
 /// is emptied: memory stays bounded in a long-running daemon.
 pub const NLI_CACHE_ENTRIES: usize = 1_000_000;
-
-/// What `ping` reports about the engine.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EngineInfo {
-    pub nli_model: String,
-    pub embed_model: Option<String>,
-    /// Device actually used by the NLI model ("cpu" or "cuda").
-    pub device: String,
-    /// Why CUDA is not used when the device setting asked for it (`auto` or `cuda`).
-    pub device_note: Option<String>,
-    /// Precision of the NLI file that runs: "int8", "fp32" (optimized), "fp16" or "original".
-    pub precision: String,
-    /// Why `--precision auto` does not run the variant it prefers (int8 on the CPU, fp16 on
-    /// CUDA), naming the fix.
-    pub precision_note: Option<String>,
-    /// NLI windows per forward pass at most (1: one window per pass, dynamic int8).
-    pub nli_batch: usize,
-    /// The NLI model file that runs (the model's `model.onnx` or a variant).
-    pub nli_file: String,
-    /// Whether that file's attention is fused, as its `variants.json` says (`None`: not a
-    /// variant, e.g. `model.onnx`, or an inference server).
-    pub attention_fused: Option<bool>,
-    pub threads: usize,
-    /// NLI sessions (batches run side by side).
-    pub nli_sessions: usize,
-    /// NLI batches in flight per session (`--nli-overlap`).
-    pub nli_overlap: usize,
-    /// The stand-in's time per batch when it replaces the NLI model (`--nli-stand-in-ms`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stand_in_ms: Option<f64>,
-    /// NLI label names in model order.
-    pub labels: Vec<String>,
-    pub nli_cache_entries: usize,
-    pub embed_cache_entries: usize,
-    /// The inference servers' endpoints when the NLI model runs there (`--nli-backend`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub nli_endpoints: Option<Vec<remote::EndpointInfo>>,
-}
 
 pub struct Engine {
     nli: NliText,
@@ -98,12 +61,7 @@ pub struct Engine {
     sentence_cache: DedupCache<Arc<Vec<f32>>>,
     token_cache: DedupCache<Arc<Vec<Vec<f32>>>>,
     nli_path: String,
-    device: String,
-    device_note: Option<String>,
-    precision_note: Option<String>,
-    precision: String,
-    nli_file: String,
-    attention_fused: Option<bool>,
+    run_info: RunInfo,
     threads: usize,
     nli_sessions: usize,
     nli_overlap: usize,
@@ -129,18 +87,7 @@ impl Engine {
             check_model_dir(d, false)?;
         }
         let nli = NliText::load(&cfg.nli_model, cfg.nli_max_tokens)?;
-        let nli_run = match (&cfg.nli_backend, cfg.nli_stand_in_ms) {
-            (Some(_), Some(_)) => {
-                return Err(
-                    "--nli-stand-in-ms and --nli-backend are both set: the stand-in \
-                            replaces the NLI model wherever it runs; unset one of them"
-                        .into(),
-                )
-            }
-            (Some(b), None) => remote_nli(b, nli.pad_id)?,
-            (None, Some(ms)) => stand_in_nli(cfg, ms, nli.labels.names.len(), nli.pad_id),
-            (None, None) => local_nli(cfg, nli.pad_id)?,
-        };
+        let nli_run = NliRun::start(cfg, nli.labels.names.len(), nli.pad_id)?;
         let max_batch = nli_batch(cfg, &nli_run.defaults);
         let embed = match &cfg.embed_model {
             // The embedding model runs where the NLI model ended up (no second CUDA attempt).
@@ -176,12 +123,7 @@ impl Engine {
                 v.iter().map(|r| r.len() * 4 + 24).sum::<usize>() + 64
             }),
             nli_path: cfg.nli_model.display().to_string(),
-            device: nli_run.device,
-            device_note: nli_run.device_note,
-            precision_note: nli_run.precision_note,
-            precision: nli_run.precision,
-            nli_file: nli_run.nli_file,
-            attention_fused: nli_run.attention_fused,
+            run_info: nli_run.info,
             threads: cfg.threads,
             nli_sessions,
             nli_overlap,
@@ -213,14 +155,26 @@ impl Engine {
         Ok(probs)
     }
 
-    fn compute_nli<'a>(
+    fn compute_nli(
+        &self,
+        pairs: &[(String, String)],
+        owned: &[usize],
+    ) -> Result<Vec<NliProbs>, String> {
+        let tokenising = CpuTimer::start();
+        let items = self.plan_pairs(pairs, owned)?;
+        self.batcher
+            .stages()
+            .add(Stage::Tokenise, tokenising.elapsed());
+        self.run_windows(&items)
+    }
+
+    /// The token ids and window plan of each owned pair, each distinct text tokenised once,
+    /// sentence by sentence (`tokens`).
+    fn plan_pairs<'a>(
         &self,
         pairs: &'a [(String, String)],
         owned: &[usize],
-    ) -> Result<Vec<NliProbs>, String> {
-        let stages = self.batcher.stages();
-        let tokenising = CpuTimer::start();
-        // Each distinct text once, sentence by sentence (`tokens`).
+    ) -> Result<Vec<PlannedPair>, String> {
         let mut index: HashMap<u128, usize> = HashMap::new();
         let mut texts: Vec<&str> = Vec::new();
         let mut slot = |s: &'a str| {
@@ -243,9 +197,13 @@ impl Engine {
                 .map_err(|e| format!("NLI pair {i}: {e}"))?;
             items.push((pi, hi, plan));
         }
-        stages.add(Stage::Tokenise, tokenising.elapsed());
+        Ok(items)
+    }
 
-        // Stream the windows through the batcher, a bounded number in flight.
+    /// Streams the windows of `items` through the batcher, a bounded number in flight; each
+    /// pair gets the probabilities of its most decisive window.
+    fn run_windows(&self, items: &[PlannedPair]) -> Result<Vec<NliProbs>, String> {
+        let stages = self.batcher.stages();
         let (tx, rx) = crossbeam_channel::unbounded();
         let cap = self.defaults.in_flight(self.max_batch);
         let mut best: Vec<Option<NliProbs>> = vec![None; items.len()];
@@ -283,15 +241,7 @@ impl Engine {
                 }
             };
             inflight -= 1;
-            let probs = self.nli.labels.probs(&row?)?;
-            // A long premise's pair takes its most decisive window, the one with the highest
-            // entailment or contradiction probability: any part of a sample may entail the unit
-            // or contradict it, and a neutral window decides nothing (docs/reference.md, Models).
-            let decisive = |p: &NliProbs| p.entailment.max(p.contradiction);
-            let slot = &mut best[tag];
-            if slot.as_ref().is_none_or(|b| decisive(&probs) > decisive(b)) {
-                *slot = Some(probs);
-            }
+            keep_decisive(&mut best[tag], self.nli.labels.probs(&row?)?);
             stages.add(Stage::Scatter, scattered.elapsed());
         }
         self.windows_computed.fetch_add(total, Ordering::Relaxed);
@@ -338,13 +288,13 @@ impl Engine {
         EngineInfo {
             nli_model: self.nli_path.clone(),
             embed_model: self.embed.as_ref().map(|e| e.path.clone()),
-            device: self.device.clone(),
-            device_note: self.device_note.clone(),
-            precision: self.precision.clone(),
-            precision_note: self.precision_note.clone(),
+            device: self.run_info.device.clone(),
+            device_note: self.run_info.device_note.clone(),
+            precision: self.run_info.precision.clone(),
+            precision_note: self.run_info.precision_note.clone(),
             nli_batch: self.nli_batch(),
-            nli_file: self.nli_file.clone(),
-            attention_fused: self.attention_fused,
+            nli_file: self.run_info.nli_file.clone(),
+            attention_fused: self.run_info.attention_fused,
             threads: self.threads,
             nli_sessions: self.nli_sessions,
             nli_overlap: self.nli_overlap,
@@ -436,196 +386,15 @@ impl Engine {
     }
 }
 
-/// How the NLI forward passes run: the batcher's runners and what `info` says of them.
-struct NliRun {
-    runners: Vec<Arc<dyn Forward>>,
-    /// Batches in flight per runner unless `--nli-overlap` says.
-    overlap: usize,
-    device: String,
-    device_note: Option<String>,
-    precision_note: Option<String>,
-    precision: String,
-    nli_file: String,
-    attention_fused: Option<bool>,
-    /// Where the embedding model is to run.
-    embed_device: Device,
-    /// The defaults of the device the model runs on.
-    defaults: DeviceDefaults,
-    remote: Option<Arc<remote::Remote>>,
-}
+/// One NLI pair to run: the premise's and the hypothesis's token ids, and the premise's windows.
+type PlannedPair = (Arc<Vec<u32>>, Arc<Vec<u32>>, WindowPlan);
 
-/// The NLI batch: `--max-batch` when given (even at a device's default value), else the
-/// default of the device the model runs on (16 on the CPU and for inference servers, 128 on
-/// CUDA).
-pub(crate) fn nli_batch(cfg: &Config, defaults: &DeviceDefaults) -> usize {
-    cfg.max_batch.unwrap_or(defaults.max_batch).max(1)
-}
-
-/// Batcher workers per inference-server endpoint: one request in flight while the next is made.
-const WORKERS_PER_ENDPOINT: usize = 2;
-
-/// The NLI model on the inference servers of `backend`.
-fn remote_nli(backend: &crate::config::NliBackend, pad_id: u32) -> Result<NliRun, String> {
-    let r = Arc::new(remote::Remote::connect(backend, pad_id)?);
-    remote::start_health_checks(&r, Duration::from_millis(backend.health_ms))?;
-    let runners: Vec<Arc<dyn Forward>> = (0..WORKERS_PER_ENDPOINT * r.endpoint_count())
-        .map(|_| Arc::new(remote::RemoteRunner(r.clone())) as Arc<dyn Forward>)
-        .collect();
-    Ok(NliRun {
-        overlap: 1,
-        device: "remote".into(),
-        device_note: None,
-        precision_note: None,
-        precision: "remote".into(),
-        nli_file: r.describe(),
-        attention_fused: None,
-        embed_device: Device::Cpu,
-        defaults: defaults::CPU,
-        remote: Some(r),
-        runners,
-    })
-}
-
-/// The NLI model in local ONNX Runtime sessions: on the CPU `cfg.nli_sessions` of them (default:
-/// 2 for a model that runs one window per pass, dynamic int8, when there are 2 threads or more,
-/// else 1), sharing `cfg.threads`; on CUDA one. On 2 cores two one-thread int8 sessions run 1.4×
-/// the pairs/s of one two-thread session, while the batched fp32 model runs best as one session
-/// whose worker sorts a large pool into batches (docs/design.md, "Batching").
-fn local_nli(cfg: &Config, pad_id: u32) -> Result<NliRun, String> {
-    let env = ort_env::init(&cfg.ort_lib)?;
-    let sessions_for = |p: Precision| {
-        cfg.nli_sessions
-            .unwrap_or(if p == Precision::Int8 && cfg.threads >= 2 {
-                2
-            } else {
-                1
-            })
-    };
-    let threads_for = |p: Precision| (cfg.threads / sessions_for(p)).max(1);
-    let (model, precision, precision_note) = load_nli_model(&env, cfg, pad_id, &threads_for)?;
-    let device = model.device;
-    let sessions = if device == Device::Cuda {
-        1
-    } else {
-        sessions_for(precision)
-    };
-    let (file, row_at_a_time) = (std::path::PathBuf::from(&model.path), model.row_at_a_time);
-    let mut runners: Vec<Arc<dyn Forward>> = Vec::with_capacity(sessions);
-    for _ in 1..sessions {
-        let mut m = OnnxModel::load(
-            &env,
-            &file,
-            threads_for(precision),
-            Device::Cpu,
-            "logits",
-            pad_id,
-        )?;
-        m.row_at_a_time = row_at_a_time;
-        runners.push(Arc::new(m));
+/// A long premise's pair takes its most decisive window, the one with the highest entailment or
+/// contradiction probability: any part of a sample may entail the unit or contradict it, and a
+/// neutral window decides nothing (docs/reference.md, Models).
+fn keep_decisive(best: &mut Option<NliProbs>, probs: NliProbs) {
+    let decisive = |p: &NliProbs| p.entailment.max(p.contradiction);
+    if best.as_ref().is_none_or(|b| decisive(&probs) > decisive(b)) {
+        *best = Some(probs);
     }
-    // The batch (`nli_batch`), the windows in flight per call and the overlap follow the device.
-    let defaults = DeviceDefaults::of(device);
-    Ok(NliRun {
-        overlap: defaults.overlap,
-        device: device.as_str().to_string(),
-        device_note: model.cuda_not_used.clone(),
-        precision_note,
-        precision: precision.as_str().to_string(),
-        nli_file: model.path.clone(),
-        attention_fused: variants::attention_fused(std::path::Path::new(&model.path)),
-        embed_device: device,
-        defaults,
-        remote: None,
-        runners: std::iter::once(Arc::new(model) as Arc<dyn Forward>)
-            .chain(runners)
-            .collect(),
-    })
-}
-
-/// The bench's stand-in in place of the NLI model (`--nli-stand-in-ms`): one device, with the
-/// defaults of CUDA (a card is what it stands in for) unless `--device cpu`, and 2 batches in
-/// flight unless `--nli-overlap` says.
-fn stand_in_nli(cfg: &Config, ms: StandInMs, labels: usize, pad_id: u32) -> NliRun {
-    let defaults = DeviceDefaults::of(match cfg.device {
-        Device::Cpu => Device::Cpu,
-        Device::Auto | Device::Cuda => Device::Cuda,
-    });
-    NliRun {
-        runners: vec![Arc::new(StandIn::new(ms.per_batch(), labels, pad_id))],
-        overlap: defaults::STAND_IN_OVERLAP,
-        device: "stand-in".into(),
-        device_note: None,
-        precision_note: None,
-        precision: "stand-in".into(),
-        nli_file: format!("stand-in: {} ms per batch", ms.0),
-        attention_fused: None,
-        embed_device: Device::Cpu,
-        defaults,
-        remote: None,
-    }
-}
-
-/// Loads the NLI model file that `cfg.precision` picks for the device it gets (see `variants`):
-/// with `auto`/`cuda` devices CUDA is tried when the ONNX Runtime library has it, and when it
-/// does not load, the file the precision picks for the CPU runs.
-/// On the CPU the session gets `cpu_threads(precision)` intra-op threads, on CUDA `cfg.threads`.
-/// Also returns why `--precision auto` does not run its preferred variant, if it does not.
-fn load_nli_model(
-    env: &ort::environment::Environment,
-    cfg: &Config,
-    pad_id: u32,
-    cpu_threads: &dyn Fn(Precision) -> usize,
-) -> Result<(OnnxModel, Precision, Option<String>), String> {
-    let variants = Variants::find(&cfg.nli_model, &cfg.variants_dir);
-    if let Some(n) = &variants.note {
-        eprintln!("uqd: {n}");
-    }
-    let pick = |device| variants.pick(&cfg.nli_model, cfg.precision, device);
-    // `auto` that cannot run the variant it prefers says so, naming the fix (never silently 3×
-    // slower).
-    let auto_note = |device| {
-        let note = (cfg.precision == Precision::Auto)
-            .then(|| variants.auto_note(&cfg.nli_model, device))
-            .flatten();
-        if let Some(n) = &note {
-            eprintln!("uqd: {n}");
-        }
-        note
-    };
-    let load = |file: &std::path::Path, device, threads| {
-        OnnxModel::load(env, file, threads, device, "logits", pad_id)
-    };
-    let mut cuda_note = None;
-    if cfg.device != Device::Cpu {
-        match ort_env::cuda_missing(&cfg.ort_lib) {
-            None => {
-                let (file, precision) = pick(Device::Cuda)?;
-                let mut model = load(&file, Device::Cuda, cfg.threads)?;
-                model.row_at_a_time = precision == Precision::Int8;
-                if model.device == Device::Cuda {
-                    return Ok((model, precision, auto_note(Device::Cuda)));
-                }
-                cuda_note = model.cuda_not_used.clone();
-                // It fell back to the CPU: keep it when it is the CPU's file with the CPU's threads.
-                if pick(Device::Cpu)?.0 == file && cpu_threads(precision) == cfg.threads {
-                    return Ok((model, precision, auto_note(Device::Cpu)));
-                }
-            }
-            Some(why) => {
-                // `auto` with the CPU build is the usual case: the reason goes to `uqd status`
-                // and uq_debug(), and to stderr only when CUDA was asked for.
-                if cfg.device == Device::Cuda {
-                    eprintln!("uqd: CUDA not used ({why}); running on the CPU");
-                }
-                cuda_note = Some(why);
-            }
-        }
-    }
-    let (file, precision) = pick(Device::Cpu)?;
-    let mut model = load(&file, Device::Cpu, cpu_threads(precision))?;
-    model.cuda_not_used = cuda_note;
-    // Dynamic int8: one window per forward pass, so that a pair's probabilities do not depend on
-    // what else shares its batch (see `OnnxModel::row_at_a_time`).
-    model.row_at_a_time = precision == Precision::Int8;
-    Ok((model, precision, auto_note(Device::Cpu)))
 }

@@ -97,10 +97,13 @@ pub struct OnnxModel {
     pub row_at_a_time: bool,
     pad_id: u32,
     pub path: String,
-    /// Tests: the next this many attempts of passes run with an id past the vocabulary, so that
-    /// ONNX Runtime itself fails them.
-    #[cfg(test)]
-    pub(crate) fail_next: std::sync::atomic::AtomicUsize,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the next this many attempts of passes on this thread run with an id past the
+    /// vocabulary, so that ONNX Runtime itself fails them.
+    pub(crate) static FAIL_NEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// The float output of one forward pass: `shape` and row-major `data`, and where its time went.
@@ -125,6 +128,60 @@ impl RunTiming {
     }
 }
 
+/// The inputs `session` declares (name, kind, integer type), in its order: each one uqd feeds,
+/// `input_ids` among them.
+fn declared_inputs(
+    session: &Session,
+    model_path: &Path,
+) -> Result<Vec<(String, InputKind, IntType)>, String> {
+    let mut inputs = Vec::new();
+    for inp in session.inputs() {
+        let name = inp.name().to_string();
+        let kind = InputKind::from_name(&name).ok_or_else(|| {
+            format!(
+                "model {} has an unsupported input {name:?}: uqd feeds input_ids, attention_mask and \
+                 token_type_ids (export the model with `optimum-cli export onnx`)",
+                model_path.display()
+            )
+        })?;
+        let ty = match inp.dtype() {
+            ValueType::Tensor {
+                ty: TensorElementType::Int64,
+                ..
+            } => IntType::I64,
+            ValueType::Tensor {
+                ty: TensorElementType::Int32,
+                ..
+            } => IntType::I32,
+            other => {
+                return Err(format!(
+                    "model {} input {name:?} has type {other:?}; expected an int64 or int32 tensor",
+                    model_path.display()
+                ))
+            }
+        };
+        inputs.push((name, kind, ty));
+    }
+    if !inputs.iter().any(|(_, k, _)| *k == InputKind::Ids) {
+        return Err(format!(
+            "model {} has no input named input_ids",
+            model_path.display()
+        ));
+    }
+    Ok(inputs)
+}
+
+/// The output of `session` that is read: the one named `output_name`, else its first.
+fn read_output(session: &Session, output_name: &str, model_path: &Path) -> Result<String, String> {
+    session
+        .outputs()
+        .iter()
+        .find(|o| o.name() == output_name)
+        .or_else(|| session.outputs().first())
+        .map(|o| o.name().to_string())
+        .ok_or_else(|| format!("model {} has no outputs", model_path.display()))
+}
+
 impl OnnxModel {
     /// Loads `model_path`. `output_name`: the output to read; when the model has no output of that
     /// name, its first output is used.
@@ -138,47 +195,8 @@ impl OnnxModel {
     ) -> Result<OnnxModel, String> {
         let loaded = ort_env::build_session(env, model_path, threads, device)?;
         let session = loaded.session;
-        let mut inputs = Vec::new();
-        for inp in session.inputs() {
-            let name = inp.name().to_string();
-            let kind = InputKind::from_name(&name).ok_or_else(|| {
-                format!(
-                    "model {} has an unsupported input {name:?}: uqd feeds input_ids, attention_mask and \
-                     token_type_ids (export the model with `optimum-cli export onnx`)",
-                    model_path.display()
-                )
-            })?;
-            let ty = match inp.dtype() {
-                ValueType::Tensor {
-                    ty: TensorElementType::Int64,
-                    ..
-                } => IntType::I64,
-                ValueType::Tensor {
-                    ty: TensorElementType::Int32,
-                    ..
-                } => IntType::I32,
-                other => {
-                    return Err(format!(
-                    "model {} input {name:?} has type {other:?}; expected an int64 or int32 tensor",
-                    model_path.display()
-                ))
-                }
-            };
-            inputs.push((name, kind, ty));
-        }
-        if !inputs.iter().any(|(_, k, _)| *k == InputKind::Ids) {
-            return Err(format!(
-                "model {} has no input named input_ids",
-                model_path.display()
-            ));
-        }
-        let output = session
-            .outputs()
-            .iter()
-            .find(|o| o.name() == output_name)
-            .or_else(|| session.outputs().first())
-            .map(|o| o.name().to_string())
-            .ok_or_else(|| format!("model {} has no outputs", model_path.display()))?;
+        let inputs = declared_inputs(&session, model_path)?;
+        let output = read_output(&session, output_name, model_path)?;
         let model = OnnxModel {
             session: Mutex::new(session),
             inputs,
@@ -188,8 +206,6 @@ impl OnnxModel {
             row_at_a_time: false,
             pad_id,
             path: model_path.display().to_string(),
-            #[cfg(test)]
-            fail_next: Default::default(),
         };
         // Sessions are loaded one after another, so their first passes run one at a time. One
         // that fails twice is left to the callers' passes (each retried once).
@@ -278,7 +294,7 @@ impl OnnxModel {
         retried
     }
 
-    /// Tests: inputs that ONNX Runtime fails on (an id past any vocabulary) while `fail_next`
+    /// Tests: inputs that ONNX Runtime fails on (an id past any vocabulary) while [`FAIL_NEXT`]
     /// counts down.
     #[cfg(test)]
     fn injected_failure(
@@ -286,13 +302,10 @@ impl OnnxModel {
         seqs: &[SeqRef<'_>],
         l: usize,
     ) -> Result<Option<Vec<(String, SessionInputValue<'static>)>>, String> {
-        use std::sync::atomic::Ordering;
-        let take = self
-            .fail_next
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
-        if take.is_err() {
+        let Some(left) = FAIL_NEXT.get().checked_sub(1) else {
             return Ok(None);
-        }
+        };
+        FAIL_NEXT.set(left);
         let ids = vec![1u32 << 30; l];
         let bad: Vec<SeqRef<'_>> = seqs
             .iter()

@@ -9,37 +9,28 @@
 //! times. When every endpoint is down, requests still try them in turn (with a short pause), so
 //! a server that comes back is used at once.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+mod endpoints;
+mod kserve;
 
-use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use crate::config::NliBackend;
 
 use super::batcher::Forward;
-use super::onnx::{padded_len, InputKind, IntType, Output, SeqRef};
-
-struct Endpoint {
-    /// Base URL, e.g. `http://127.0.0.1:8000`.
-    url: String,
-    healthy: AtomicBool,
-    /// Requests it answered.
-    served: AtomicU64,
-    /// Requests and health checks it failed.
-    failures: AtomicU64,
-    last_error: Mutex<Option<String>>,
-}
+use super::onnx::{Output, SeqRef};
+use endpoints::Endpoints;
+use kserve::{read_reply, request_body, server_error, Inputs, Metadata};
 
 /// The state of one endpoint, for `uqd status` and `uq_debug()`.
 pub use uq_core::protocol::NliEndpoint as EndpointInfo;
 
 /// The client of the NLI model on the inference servers, shared by the batcher's workers.
 pub struct Remote {
-    endpoints: Vec<Endpoint>,
+    endpoints: Endpoints,
     model: String,
     /// The inputs the model declares (name, kind, integer type), in its order.
-    inputs: Vec<(String, InputKind, IntType)>,
+    inputs: Inputs,
     output: String,
     pad_id: u32,
     retries: usize,
@@ -47,89 +38,12 @@ pub struct Remote {
     client: reqwest::Client,
     /// Runs the HTTP futures; `None` once dropped.
     rt: Option<tokio::runtime::Runtime>,
-    turn: AtomicUsize,
 }
 
 /// Why one attempt failed, and whether the endpoint is to be taken out.
 struct Failure {
     message: String,
     take_out: bool,
-}
-
-#[derive(Deserialize)]
-struct Metadata {
-    #[serde(default)]
-    inputs: Vec<TensorMeta>,
-    #[serde(default)]
-    outputs: Vec<TensorMeta>,
-}
-
-#[derive(Deserialize)]
-struct TensorMeta {
-    name: String,
-    #[serde(default)]
-    datatype: String,
-}
-
-#[derive(Serialize)]
-struct InferInput<'a> {
-    name: &'a str,
-    shape: [usize; 2],
-    datatype: &'static str,
-    data: Data,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Data {
-    I64(Vec<i64>),
-    I32(Vec<i32>),
-}
-
-#[derive(Serialize)]
-struct InferRequest<'a> {
-    inputs: Vec<InferInput<'a>>,
-    outputs: [OutputName<'a>; 1],
-}
-
-#[derive(Serialize)]
-struct OutputName<'a> {
-    name: &'a str,
-}
-
-#[derive(Deserialize)]
-struct InferResponse {
-    #[serde(default)]
-    outputs: Vec<OutputTensor>,
-}
-
-#[derive(Deserialize)]
-struct OutputTensor {
-    name: String,
-    #[serde(default)]
-    shape: Vec<i64>,
-    #[serde(default)]
-    data: serde_json::Value,
-}
-
-/// The server's `{"error": "..."}` text of a failed request, else the body's start.
-fn server_error(body: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
-        .unwrap_or_else(|| body.chars().take(300).collect())
-}
-
-/// Every number of a flat or nested JSON array, in row-major order.
-fn flatten(v: &serde_json::Value, out: &mut Vec<f32>) -> Result<(), String> {
-    match v {
-        serde_json::Value::Array(a) => a.iter().try_for_each(|x| flatten(x, out)),
-        serde_json::Value::Number(n) => {
-            out.push(n.as_f64().ok_or("a non-finite number")? as f32);
-            Ok(())
-        }
-        other => Err(format!("{other} is not a number")),
-    }
 }
 
 impl Remote {
@@ -151,17 +65,7 @@ impl Remote {
             .build()
             .map_err(|e| format!("cannot build the NLI backend's HTTP client: {e}"))?;
         let mut remote = Remote {
-            endpoints: cfg
-                .urls
-                .iter()
-                .map(|u| Endpoint {
-                    url: u.clone(),
-                    healthy: AtomicBool::new(false),
-                    served: AtomicU64::new(0),
-                    failures: AtomicU64::new(0),
-                    last_error: Mutex::new(None),
-                })
-                .collect(),
+            endpoints: Endpoints::new(&cfg.urls),
             model: cfg.model.clone(),
             inputs: Vec::new(),
             output: String::new(),
@@ -170,19 +74,18 @@ impl Remote {
             timeout,
             client,
             rt: Some(rt),
-            turn: AtomicUsize::new(0),
         };
         let mut errors = Vec::new();
         let mut meta = None;
         for i in 0..remote.endpoints.len() {
             match remote.metadata(i) {
                 Ok(m) => {
-                    remote.endpoints[i].healthy.store(true, Ordering::SeqCst);
+                    remote.endpoints.set_up(i);
                     meta.get_or_insert(m);
                 }
                 Err(e) => {
-                    remote.note_failure(i, &e);
-                    errors.push(format!("{}: {e}", remote.endpoints[i].url));
+                    remote.endpoints.note_failure(i, &e);
+                    errors.push(format!("{}: {e}", remote.endpoints.url(i)));
                 }
             }
         }
@@ -196,44 +99,13 @@ impl Remote {
                 cfg.model
             ));
         };
-        remote.set_signature(meta)?;
+        let what = format!(
+            "NLI model {:?} on {}",
+            remote.model,
+            remote.endpoints.url(0)
+        );
+        (remote.inputs, remote.output) = meta.signature(&what)?;
         Ok(remote)
-    }
-
-    /// The inputs and the output of the model's metadata, checked as a local model's are.
-    fn set_signature(&mut self, meta: Metadata) -> Result<(), String> {
-        let what = format!("NLI model {:?} on {}", self.model, self.endpoints[0].url);
-        for m in meta.inputs {
-            let kind = InputKind::from_name(&m.name).ok_or_else(|| {
-                format!(
-                    "{what} has an unsupported input {:?}: uqd sends input_ids, attention_mask and token_type_ids \
-                     (serve the ONNX model the NLI model directory holds)",
-                    m.name
-                )
-            })?;
-            let ty = match m.datatype.as_str() {
-                "INT64" => IntType::I64,
-                "INT32" => IntType::I32,
-                other => {
-                    return Err(format!(
-                        "{what} input {:?} has datatype {other:?}; expected INT64 or INT32",
-                        m.name
-                    ))
-                }
-            };
-            self.inputs.push((m.name, kind, ty));
-        }
-        if !self.inputs.iter().any(|(_, k, _)| *k == InputKind::Ids) {
-            return Err(format!("{what} has no input named input_ids"));
-        }
-        self.output = meta
-            .outputs
-            .iter()
-            .find(|o| o.name == "logits")
-            .or_else(|| meta.outputs.first())
-            .map(|o| o.name.clone())
-            .ok_or_else(|| format!("{what} has no outputs"))?;
-        Ok(())
     }
 
     fn rt(&self) -> &tokio::runtime::Runtime {
@@ -243,7 +115,7 @@ impl Remote {
     }
 
     fn model_url(&self, i: usize) -> String {
-        format!("{}/v2/models/{}", self.endpoints[i].url, self.model)
+        format!("{}/v2/models/{}", self.endpoints.url(i), self.model)
     }
 
     fn metadata(&self, i: usize) -> Result<Metadata, String> {
@@ -292,64 +164,19 @@ impl Remote {
         })
     }
 
-    fn note_failure(&self, i: usize, message: &str) {
-        let e = &self.endpoints[i];
-        e.failures.fetch_add(1, Ordering::Relaxed);
-        *e.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(message.to_string());
-    }
-
     /// Checks every endpoint once: up when its model is ready, down otherwise.
     pub fn check_health(&self) {
         for i in 0..self.endpoints.len() {
             match self.ready(i) {
-                Ok(()) => self.endpoints[i].healthy.store(true, Ordering::SeqCst),
+                Ok(()) => self.endpoints.set_up(i),
                 Err(e) => {
-                    if self.endpoints[i].healthy.swap(false, Ordering::SeqCst) {
-                        eprintln!("uqd: NLI server {} is down: {e}", self.endpoints[i].url);
+                    if self.endpoints.set_down(i) {
+                        eprintln!("uqd: NLI server {} is down: {e}", self.endpoints.url(i));
                     }
-                    self.note_failure(i, &e);
+                    self.endpoints.note_failure(i, &e);
                 }
             }
         }
-    }
-
-    /// The next endpoint in turn that is up; when none is, the next in turn.
-    fn pick(&self) -> usize {
-        let n = self.endpoints.len();
-        let start = self.turn.fetch_add(1, Ordering::Relaxed) % n;
-        (0..n)
-            .map(|k| (start + k) % n)
-            .find(|&i| self.endpoints[i].healthy.load(Ordering::SeqCst))
-            .unwrap_or(start)
-    }
-
-    /// The request body of one batch.
-    fn body(&self, seqs: &[SeqRef<'_>]) -> Result<Vec<u8>, String> {
-        let l = padded_len(seqs);
-        let inputs = self
-            .inputs
-            .iter()
-            .map(|(name, kind, ty)| {
-                let data = kind.data(seqs, l, self.pad_id);
-                InferInput {
-                    name,
-                    shape: [seqs.len(), l],
-                    datatype: match ty {
-                        IntType::I64 => "INT64",
-                        IntType::I32 => "INT32",
-                    },
-                    data: match ty {
-                        IntType::I64 => Data::I64(data),
-                        IntType::I32 => Data::I32(data.into_iter().map(|x| x as i32).collect()),
-                    },
-                }
-            })
-            .collect();
-        serde_json::to_vec(&InferRequest {
-            inputs,
-            outputs: [OutputName { name: &self.output }],
-        })
-        .map_err(|e| format!("cannot encode the NLI request: {e}"))
     }
 
     /// One attempt on endpoint `i`.
@@ -390,31 +217,9 @@ impl Remote {
                 take_out: code >= 500 || matches!(code, 404 | 408 | 429),
             });
         }
-        let bad = |why: String| Failure {
+        read_reply(&text, &self.output, rows).map_err(|why| Failure {
             message: format!("POST {url}: the reply is not a KServe v2 inference response: {why}"),
             take_out: false,
-        };
-        let resp: InferResponse = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-        let out = resp
-            .outputs
-            .into_iter()
-            .find(|o| o.name == self.output)
-            .ok_or_else(|| bad(format!("no output {:?}", self.output)))?;
-        let mut data = Vec::new();
-        flatten(&out.data, &mut data).map_err(|e| bad(format!("output data: {e}")))?;
-        let shape: Vec<usize> = out.shape.iter().map(|&d| d.max(0) as usize).collect();
-        if shape.len() != 2 || shape[0] != rows || shape[0] * shape[1] != data.len() {
-            return Err(bad(format!(
-                "output {:?} has shape {:?} and {} values; expected [{rows}, labels]",
-                self.output,
-                out.shape,
-                data.len()
-            )));
-        }
-        Ok(Output {
-            shape,
-            data,
-            timing: Default::default(),
         })
     }
 
@@ -427,29 +232,26 @@ impl Remote {
                 timing: Default::default(),
             });
         }
-        let body = self.body(seqs)?;
+        let body = request_body(&self.inputs, &self.output, self.pad_id, seqs)?;
         let mut errors: Vec<String> = Vec::new();
         for attempt in 0..=self.retries {
-            let i = self.pick();
+            let i = self.endpoints.pick();
             match self.infer(i, &body, seqs.len()) {
                 Ok(out) => {
-                    self.endpoints[i].served.fetch_add(1, Ordering::Relaxed);
+                    self.endpoints.note_served(i);
                     return Ok(out);
                 }
                 Err(f) => {
-                    self.note_failure(i, &f.message);
-                    if f.take_out && self.endpoints[i].healthy.swap(false, Ordering::SeqCst) {
+                    self.endpoints.note_failure(i, &f.message);
+                    if f.take_out && self.endpoints.set_down(i) {
                         eprintln!(
                             "uqd: NLI server {} taken out: {}",
-                            self.endpoints[i].url, f.message
+                            self.endpoints.url(i),
+                            f.message
                         );
                     }
                     errors.push(f.message);
-                    let any_up = self
-                        .endpoints
-                        .iter()
-                        .any(|e| e.healthy.load(Ordering::SeqCst));
-                    if attempt < self.retries && !any_up {
+                    if attempt < self.retries && !self.endpoints.any_up() {
                         std::thread::sleep(Duration::from_millis(100 << attempt.min(4)));
                     }
                 }
@@ -465,20 +267,7 @@ impl Remote {
 
     /// The endpoints' state.
     pub fn endpoints(&self) -> Vec<EndpointInfo> {
-        self.endpoints
-            .iter()
-            .map(|e| EndpointInfo {
-                url: e.url.clone(),
-                healthy: e.healthy.load(Ordering::SeqCst),
-                served: e.served.load(Ordering::Relaxed),
-                failures: e.failures.load(Ordering::Relaxed),
-                last_error: e
-                    .last_error
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .clone(),
-            })
-            .collect()
+        self.endpoints.infos()
     }
 
     /// What `uqd status` names as the NLI file: the model's URL on each endpoint.

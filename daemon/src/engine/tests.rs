@@ -862,7 +862,6 @@ fn selfcheck_premises_assembled_ids_equal_the_tokenizers() {
 /// past the vocabulary), injected for the next N attempts.
 #[test]
 fn a_failed_pass_is_retried_once() {
-    use std::sync::atomic::Ordering::SeqCst;
     let cfg = test_config();
     let env = ort_env::init(&cfg.ort_lib).unwrap();
     let file = cfg.nli_model.join("model.onnx");
@@ -873,11 +872,11 @@ fn a_failed_pass_is_retried_once() {
         type_ids: &types,
     }];
     let clean = m.run(&seq).unwrap();
-    m.fail_next.store(1, SeqCst);
+    onnx::FAIL_NEXT.set(1);
     let retried = m.run(&seq).unwrap();
     assert_eq!(retried.data, clean.data);
-    assert_eq!(m.fail_next.load(SeqCst), 0);
-    m.fail_next.store(2, SeqCst);
+    assert_eq!(onnx::FAIL_NEXT.get(), 0);
+    onnx::FAIL_NEXT.set(2);
     let Err(e) = m.run(&seq) else {
         panic!("a pass that fails twice must be an error");
     };

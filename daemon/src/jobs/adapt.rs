@@ -47,68 +47,15 @@ pub fn finish_calibration(
         .map_err(sql_err("begin the adaptation"))?;
     for (scorer, model) in &spec.parsed.calibration.models {
         let groups = unit_scores_by_group(&tx, run_id, scorer.name(), groups_by)?;
-        let what = format!("option calibration.{}", scorer.name());
         for (llm, rows) in groups {
-            let group = group_name(groups_by, &llm);
-            let scores: Vec<f64> = rows.iter().map(|r| r.2).filter(|s| s.is_finite()).collect();
-            let ((labelled, labels), answers): ((Vec<f64>, Vec<bool>), Vec<usize>) = rows
-                .iter()
-                .filter_map(|r| {
-                    r.3.filter(|_| r.2.is_finite())
-                        .map(|l| ((r.2, l), r.1 as usize))
-                })
-                .unzip();
-            let mut current: Option<Calibration> = None;
-            if let Some(adapt) = spec.adapt {
-                match model.adapt_guarded(&scores, &labelled, &labels, &what, "score") {
-                    Ok(adapted) => {
-                        if let Some(note) =
-                            adapt_note(scorer.name(), &group, adapt, &adapted, &scores)
-                        {
-                            notes.push(note);
-                        }
-                        current = Some(adapted);
-                    }
-                    Err(e) => notes.push(format!(
-                        "calibration.{} not adapted to {group} (its calibrated scores are the \
-                         unadapted model's): {e}",
-                        scorer.name()
-                    )),
-                }
-            }
+            let group = Group::of(scorer.name(), group_name(groups_by, &llm), &rows);
+            let mut current = spec
+                .adapt
+                .and_then(|adapt| adapted(&group, model, adapt, &mut notes));
             if let Some(refit) = spec.refit {
                 let from = current.as_ref().unwrap_or(model);
-                match from.refit(&labelled, &labels, Some(&answers), &what, "score") {
-                    Ok(r) => {
-                        let rf = r.refit.as_ref();
-                        notes.push(format!(
-                            "calibration.{} refitted on {group} (refit \"{}\"): {} labelled \
-                             units ({} labelled 1), {}, from the model{} \
-                             fitted on {} units",
-                            scorer.name(),
-                            refit.as_str(),
-                            r.n,
-                            r.positives,
-                            rf.map_or_else(String::new, |x| x.describe_prior()),
-                            if rf.is_some_and(|x| x.adaptation.is_some()) {
-                                " adapted to these answers,"
-                            } else {
-                                ""
-                            },
-                            rf.map_or(0, |x| x.n),
-                        ));
-                        current = Some(r);
-                    }
-                    Err(e) => notes.push(format!(
-                        "calibration.{} not refitted on {group} (its calibrated scores are the \
-                         {} model's): {e}",
-                        scorer.name(),
-                        if current.is_some() {
-                            "adapted"
-                        } else {
-                            "given"
-                        }
-                    )),
+                if let Some(r) = refitted(&group, from, refit, current.is_some(), &mut notes) {
+                    current = Some(r);
                 }
             }
             if let Some(c) = current {
@@ -119,6 +66,115 @@ pub fn finish_calibration(
     }
     tx.commit().map_err(sql_err("commit the adaptation"))?;
     Ok(notes)
+}
+
+/// One group of a scorer's unit scores, as the adaptation and the refit take them.
+struct Group<'a> {
+    scorer: &'a str,
+    /// How the notes name the group.
+    name: String,
+    /// Every finite raw score.
+    scores: Vec<f64>,
+    /// The labelled units' (finite) scores, their labels and their answers.
+    labelled: Vec<f64>,
+    labels: Vec<bool>,
+    answers: Vec<usize>,
+}
+
+impl<'a> Group<'a> {
+    fn of(scorer: &'a str, name: String, rows: &[UnitRow]) -> Group<'a> {
+        let scores: Vec<f64> = rows.iter().map(|r| r.2).filter(|s| s.is_finite()).collect();
+        let ((labelled, labels), answers): ((Vec<f64>, Vec<bool>), Vec<usize>) = rows
+            .iter()
+            .filter_map(|r| {
+                r.3.filter(|_| r.2.is_finite())
+                    .map(|l| ((r.2, l), r.1 as usize))
+            })
+            .unzip();
+        Group {
+            scorer,
+            name,
+            scores,
+            labelled,
+            labels,
+            answers,
+        }
+    }
+
+    /// What an error names: the scorer's option.
+    fn what(&self) -> String {
+        format!("option calibration.{}", self.scorer)
+    }
+}
+
+/// `model` adapted to the group's answers (option `calibration.adapt`), with its note; `None`
+/// (and a note why) when it cannot be.
+fn adapted(
+    g: &Group,
+    model: &Calibration,
+    adapt: Adapt,
+    notes: &mut Vec<String>,
+) -> Option<Calibration> {
+    match model.adapt_guarded(&g.scores, &g.labelled, &g.labels, &g.what(), "score") {
+        Ok(adapted) => {
+            if let Some(note) = adapt_note(g.scorer, &g.name, adapt, &adapted, &g.scores) {
+                notes.push(note);
+            }
+            Some(adapted)
+        }
+        Err(e) => {
+            notes.push(format!(
+                "calibration.{} not adapted to {} (its calibrated scores are the unadapted \
+                 model's): {e}",
+                g.scorer, g.name
+            ));
+            None
+        }
+    }
+}
+
+/// `from` (the given model, or the adapted one: `was_adapted`) refitted on the group's labelled
+/// units (option `calibration.refit`), with its note; `None` (and a note why) when it cannot be.
+fn refitted(
+    g: &Group,
+    from: &Calibration,
+    refit: Adapt,
+    was_adapted: bool,
+    notes: &mut Vec<String>,
+) -> Option<Calibration> {
+    match from.refit(&g.labelled, &g.labels, Some(&g.answers), &g.what(), "score") {
+        Ok(r) => {
+            let rf = r.refit.as_ref();
+            notes.push(format!(
+                "calibration.{} refitted on {} (refit \"{}\"): {} labelled \
+                 units ({} labelled 1), {}, from the model{} \
+                 fitted on {} units",
+                g.scorer,
+                g.name,
+                refit.as_str(),
+                r.n,
+                r.positives,
+                rf.map_or_else(String::new, |x| x.describe_prior()),
+                if rf.is_some_and(|x| x.adaptation.is_some()) {
+                    " adapted to these answers,"
+                } else {
+                    ""
+                },
+                rf.map_or(0, |x| x.n),
+            ));
+            Some(r)
+        }
+        Err(e) => {
+            notes.push(format!(
+                "calibration.{} not refitted on {} (its calibrated scores are the \
+                 {} model's): {e}",
+                g.scorer,
+                g.name,
+                if was_adapted { "adapted" } else { "given" }
+            ));
+            None
+        }
+    }
 }
 
 /// The note on an adaptation: the estimate, and the guard's figures and verdict when the group

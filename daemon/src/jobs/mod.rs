@@ -2,7 +2,7 @@
 //!
 //! The job row lives in the user's database (`uq_job`); the extension creates it and asks the
 //! daemon to run it (`job_start`). The daemon runs each job on its own thread (run.rs), writing
-//! results into the same file in committed chunks (write.rs). A registry file beside the
+//! results into the same file in committed chunks (results.rs). A registry file beside the
 //! completion cache (`jobs.json`) lists the databases with unfinished jobs, so a daemon started
 //! after a kill or a reboot resumes them at once; `job_status` (what `uq_wait` polls) resumes an
 //! unfinished job that no thread runs, too.
@@ -10,6 +10,7 @@
 pub mod adapt;
 pub mod cli;
 pub mod create;
+pub mod results;
 pub mod rows;
 pub mod run;
 pub mod write;

@@ -1,6 +1,6 @@
 //! One job's run over its source table: read the rows not yet done, score them a chunk at a
 //! time (rows of a chunk concurrently), and commit each chunk's results in one transaction
-//! (write.rs). Resuming is the same run: rows already answered in the job's run, or recorded as
+//! (results.rs). Resuming is the same run: rows already answered in the job's run, or recorded as
 //! failed, are skipped by the source query, and `uq_answer`'s UNIQUE(run_id, source_key) makes a
 //! second write of a row a no-op, so a killed job loses at most the chunk in flight and never
 //! writes a row twice.
@@ -31,7 +31,7 @@ use uq_core::jobs::{self, parse_job, JobSpec};
 use uq_llm::Usage;
 
 use super::rows::{JobRow, Progress, RowOut, SourceRow};
-use super::write;
+use super::{results, write};
 use crate::engine::defaults::DeviceDefaults;
 use crate::engine::Engine;
 use crate::judge;
@@ -243,7 +243,7 @@ impl JobRun<'_> {
         // A database file made read-only meanwhile fails this chunk: the open connection
         // (and SQLite's reuse of its descriptors) would otherwise go on writing.
         let committed = store::check_writable(self.db).and_then(|()| {
-            write::commit_chunk(
+            results::commit_chunk(
                 conn,
                 self.run_id,
                 self.job,

@@ -10,7 +10,9 @@
 //! therefore never in the directory the command prints. See docs/reference.md, "uqd models pull".
 
 mod args;
+mod body;
 mod download;
+mod headers;
 
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};

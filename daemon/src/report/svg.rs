@@ -6,6 +6,8 @@
 
 use std::fmt::Write as _;
 
+use uq_core::highlight::html::escape_with;
+
 /// Okabe–Ito colours (distinguishable for colour-blind readers), then a few more.
 const PALETTE: &[&str] = &[
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C564B", "#F0E442",
@@ -20,22 +22,11 @@ pub fn color(i: usize) -> &'static str {
 /// Escapes text for XML/HTML content and attribute values, and replaces the characters XML 1.0
 /// forbids (control characters other than tab, newline and carriage return) with U+FFFD.
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{7f}' || c == '\u{fffe}' || c == '\u{ffff}' => {
-                out.push('\u{fffd}')
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    escape_with(s, |c| match c {
+        '\t' | '\n' | '\r' => c,
+        c if (c as u32) < 0x20 || c == '\u{7f}' || c == '\u{fffe}' || c == '\u{ffff}' => '\u{fffd}',
+        c => c,
+    })
 }
 
 /// At most `max` characters of `s`, with "…" when cut.

@@ -11,7 +11,7 @@ use uq_core::limits::check_text;
 use uq_core::protocol::{Evidence, NliProbs};
 use uq_core::score::grounded::{
     check, fallback_score, select_premises, unmatched, Checked, Passage, SourcePremise,
-    SplitPassage, Verdict,
+    SplitPassage, Thresholds, Verdict,
 };
 use uq_core::score::premise::{Premise, Rank};
 use uq_core::scorers::Scorer;
@@ -110,66 +110,20 @@ pub fn score(
     // No passage at all: the grounded scores are NULL (grounded_fallback goes to the samples).
     let no_sources = passages.iter().all(|p| p.text.trim().is_empty());
     let mut notes = Vec::new();
-    let nulled: Vec<&str> = scorers
-        .iter()
-        .filter(|&&s| s != Scorer::GroundedFallback)
-        .map(|s| s.name())
-        .collect();
     if no_sources {
-        notes.push(format!(
-            "sources is empty (no passage, or only blank ones), so {}: pass the passages the \
-             answer should rest on, or check the retrieval",
-            if nulled.is_empty() {
-                "grounded_fallback scores every unit from the samples".to_string()
-            } else {
-                format!(
-                    "{} {} NULL",
-                    nulled.join(" and "),
-                    if nulled.len() == 1 { "is" } else { "are" }
-                )
-            }
-        ));
+        notes.push(no_sources_note(scorers));
     }
     let split: Vec<SplitPassage> = passages.iter().map(|p| SplitPassage::of(&p.text)).collect();
     let premises = unit_premises(cx, passages, &split)?;
-    let pairs: Vec<(String, String)> = cx
-        .units
-        .iter()
-        .zip(&premises)
-        .flat_map(|(u, ps)| ps.iter().map(move |p| (p.text.clone(), u.clone())))
-        .collect();
-    let mut probs = cx.nli()?.probs(&pairs)?.into_iter();
+    let unit_probs = premise_probs(cx, &premises)?;
     // The verdict's thresholds (given, or the defaults); given, also grounded_fallback's band.
     let band = cx.opts.grounded.band;
     let t = cx.opts.grounded.thresholds();
-    let unit_probs: Vec<Vec<NliProbs>> = premises
-        .iter()
-        .map(|ps| {
-            ps.iter()
-                .zip(probs.by_ref())
-                .map(|(p, q)| if p.matched { q } else { unmatched(q) })
-                .collect()
-        })
-        .collect();
     let checked: Vec<Checked> = unit_probs.iter().map(|p| check(p, t)).collect();
     let sampled = if scorers.contains(&Scorer::GroundedFallback) {
         fallback(cx, &checked, band.is_some(), score_units, &mut notes)?
     } else {
         vec![None; cx.units.len()]
-    };
-    let evidence = |i: usize, decided_by: &str| -> Evidence {
-        let c = &checked[i];
-        let d = c.decisive.map(|j| (&premises[i][j], unit_probs[i][j]));
-        Evidence {
-            decided_by: decided_by.to_string(),
-            verdict: c.verdict.as_str().to_string(),
-            passage: d.map(|(p, _)| p.passage),
-            passage_id: d.and_then(|(p, _)| passages[p.passage].id.clone()),
-            start: d.map(|(p, _)| p.start),
-            end: d.map(|(p, _)| p.end),
-            entailment: d.map(|(_, q)| q.entailment),
-            contradiction: d.map(|(_, q)| q.contradiction),
-        }
     };
     let mut values = Vec::with_capacity(scorers.len());
     let mut evidences = Vec::with_capacity(scorers.len());
@@ -177,29 +131,15 @@ pub fn score(
         let mut v = Vec::with_capacity(cx.units.len());
         let mut ev = Vec::with_capacity(cx.units.len());
         for (i, c) in checked.iter().enumerate() {
-            let silent = c.verdict == Verdict::Silent;
-            let by = if silent { "none" } else { "source" };
-            let (score, by) = match s {
-                _ if no_sources && s != Scorer::GroundedFallback => (f64::NAN, by),
-                Scorer::GroundedEntailment => (c.entailment, by),
-                Scorer::GroundedNoncontradiction => (c.noncontradiction, by),
-                _ => {
-                    let x = fallback_score(c, band, sampled[i]);
-                    let by = match (band, sampled[i]) {
-                        _ if x.is_nan() => "none",
-                        // Band: the sources where they decide, else the samples.
-                        (Some(_), _) if !silent => "source",
-                        (Some(_), _) => "samples",
-                        // max(source p_e, samples): whichever is the larger (the source on a
-                        // tie; the samples when there is no premise).
-                        (None, Some(s)) if c.decisive.is_some() && c.entailment >= s => "source",
-                        (None, _) => "samples",
-                    };
-                    (x, by)
-                }
-            };
+            let (score, by) = unit_score(s, c, no_sources, band, sampled[i]);
             v.push(score);
-            ev.push(Some(evidence(i, by)));
+            ev.push(Some(evidence(
+                c,
+                &premises[i],
+                &unit_probs[i],
+                passages,
+                by,
+            )));
         }
         values.push(v);
         evidences.push(ev);
@@ -209,6 +149,107 @@ pub fn score(
         evidence: evidences,
         notes,
     })
+}
+
+/// The note on sources without a passage: which scores are NULL, or that `grounded_fallback`
+/// goes to the samples.
+fn no_sources_note(scorers: &[Scorer]) -> String {
+    let nulled: Vec<&str> = scorers
+        .iter()
+        .filter(|&&s| s != Scorer::GroundedFallback)
+        .map(|s| s.name())
+        .collect();
+    format!(
+        "sources is empty (no passage, or only blank ones), so {}: pass the passages the \
+         answer should rest on, or check the retrieval",
+        if nulled.is_empty() {
+            "grounded_fallback scores every unit from the samples".to_string()
+        } else {
+            format!(
+                "{} {} NULL",
+                nulled.join(" and "),
+                if nulled.len() == 1 { "is" } else { "are" }
+            )
+        }
+    )
+}
+
+/// Per unit, the NLI probabilities of its premises against it (one pair per premise; an
+/// unmatched premise cannot contradict).
+fn premise_probs(
+    cx: &Context,
+    premises: &[Vec<SourcePremise>],
+) -> Result<Vec<Vec<NliProbs>>, String> {
+    let pairs: Vec<(String, String)> = cx
+        .units
+        .iter()
+        .zip(premises)
+        .flat_map(|(u, ps)| ps.iter().map(move |p| (p.text.clone(), u.clone())))
+        .collect();
+    let mut probs = cx.nli()?.probs(&pairs)?.into_iter();
+    Ok(premises
+        .iter()
+        .map(|ps| {
+            ps.iter()
+                .zip(probs.by_ref())
+                .map(|(p, q)| if p.matched { q } else { unmatched(q) })
+                .collect()
+        })
+        .collect())
+}
+
+/// Scorer `s`'s score of one unit checked against the sources (`sampled`: its score with the
+/// samples, for `grounded_fallback`), and what decided it (`source`, `samples` or `none`).
+fn unit_score(
+    s: Scorer,
+    c: &Checked,
+    no_sources: bool,
+    band: Option<Thresholds>,
+    sampled: Option<f64>,
+) -> (f64, &'static str) {
+    let silent = c.verdict == Verdict::Silent;
+    let by = if silent { "none" } else { "source" };
+    match s {
+        _ if no_sources && s != Scorer::GroundedFallback => (f64::NAN, by),
+        Scorer::GroundedEntailment => (c.entailment, by),
+        Scorer::GroundedNoncontradiction => (c.noncontradiction, by),
+        _ => {
+            let x = fallback_score(c, band, sampled);
+            let by = match (band, sampled) {
+                _ if x.is_nan() => "none",
+                // Band: the sources where they decide, else the samples.
+                (Some(_), _) if !silent => "source",
+                (Some(_), _) => "samples",
+                // max(source p_e, samples): whichever is the larger (the source on a
+                // tie; the samples when there is no premise).
+                (None, Some(s)) if c.decisive.is_some() && c.entailment >= s => "source",
+                (None, _) => "samples",
+            };
+            (x, by)
+        }
+    }
+}
+
+/// The evidence of one unit's score: its verdict and its decisive premise (`premises`, `probs`:
+/// the unit's), if any.
+fn evidence(
+    c: &Checked,
+    premises: &[SourcePremise],
+    probs: &[NliProbs],
+    passages: &[Passage],
+    decided_by: &str,
+) -> Evidence {
+    let d = c.decisive.map(|j| (&premises[j], probs[j]));
+    Evidence {
+        decided_by: decided_by.to_string(),
+        verdict: c.verdict.as_str().to_string(),
+        passage: d.map(|(p, _)| p.passage),
+        passage_id: d.and_then(|(p, _)| passages[p.passage].id.clone()),
+        start: d.map(|(p, _)| p.start),
+        end: d.map(|(p, _)| p.end),
+        entailment: d.map(|(_, q)| q.entailment),
+        contradiction: d.map(|(_, q)| q.contradiction),
+    }
 }
 
 /// `fallback_scorer`'s score of the units `grounded_fallback` compares with the samples:

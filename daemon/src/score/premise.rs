@@ -3,6 +3,7 @@
 //! relevant to the unit, ranked by shared words or by the embedding model.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use uq_core::decompose::split_sentences;
 use uq_core::score::premise::{
@@ -32,34 +33,9 @@ pub fn premises(
     // Relevance of every sentence of every text to each hypothesis: `relevance(h, t)`.
     let embedded = match rank {
         Rank::Lexical => None,
-        Rank::Embedding => {
-            // Only texts with more than K sentences need ranking.
-            let ranked: Vec<String> = sentences
-                .iter()
-                .filter(|s| s.len() > k)
-                .flatten()
-                .cloned()
-                .collect();
-            if ranked.is_empty() {
-                None
-            } else {
-                Some((engine.embed(hyps)?, engine.embed(&ranked)?))
-            }
-        }
+        Rank::Embedding => embed_ranked(engine, &sentences, hyps, k)?,
     };
-    // Lexical ranking: the content words of each sentence of a text to rank, and of each
-    // hypothesis, found once (not once per hypothesis and text).
-    let words = (rank == Rank::Lexical).then(|| {
-        let sentence_words: Vec<Vec<HashSet<String>>> = sentences
-            .iter()
-            .map(|s| match s.len() > k {
-                true => s.iter().map(|x| content_words(x)).collect(),
-                false => Vec::new(),
-            })
-            .collect();
-        let hyp_words: Vec<HashSet<String>> = hyps.iter().map(|h| content_words(h)).collect();
-        (sentence_words, hyp_words)
-    });
+    let words = (rank == Rank::Lexical).then(|| ranked_words(&sentences, hyps, k));
     let mut out = Vec::with_capacity(hyps.len());
     for h in 0..hyps.len() {
         let mut row = Vec::with_capacity(texts.len());
@@ -95,6 +71,49 @@ pub fn premises(
         out.push(row);
     }
     Ok(out)
+}
+
+/// Texts' embeddings, in order (the embedding model's).
+type Embeddings = Vec<Arc<Vec<f32>>>;
+
+/// The embeddings of the hypotheses and of the sentences of the texts to rank (those with
+/// more than `k` sentences), in order; `None` when no text needs ranking.
+fn embed_ranked(
+    engine: &Engine,
+    sentences: &[Vec<String>],
+    hyps: &[String],
+    k: usize,
+) -> Result<Option<(Embeddings, Embeddings)>, String> {
+    // Only texts with more than K sentences need ranking.
+    let ranked: Vec<String> = sentences
+        .iter()
+        .filter(|s| s.len() > k)
+        .flatten()
+        .cloned()
+        .collect();
+    if ranked.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some((engine.embed(hyps)?, engine.embed(&ranked)?)))
+}
+
+/// Lexical ranking: the content words of each sentence of a text to rank (none for a text of
+/// at most `k` sentences), and of each hypothesis, found once (not once per hypothesis and
+/// text).
+fn ranked_words(
+    sentences: &[Vec<String>],
+    hyps: &[String],
+    k: usize,
+) -> (Vec<Vec<HashSet<String>>>, Vec<HashSet<String>>) {
+    let sentence_words: Vec<Vec<HashSet<String>>> = sentences
+        .iter()
+        .map(|s| match s.len() > k {
+            true => s.iter().map(|x| content_words(x)).collect(),
+            false => Vec::new(),
+        })
+        .collect();
+    let hyp_words: Vec<HashSet<String>> = hyps.iter().map(|h| content_words(h)).collect();
+    (sentence_words, hyp_words)
 }
 
 /// Cosine of two L2-normalised embeddings.

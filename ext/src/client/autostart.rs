@@ -12,7 +12,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread::sleep;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::conn::{log_path, ping};
 use super::settings::{env_ms, DEFAULT_START_TIMEOUT_MS, PING_TIMEOUT, POLL_INTERVAL};
@@ -92,44 +92,9 @@ impl From<String> for StartError {
 pub fn start_daemon(path: &Path) -> Result<(), StartError> {
     let timeout = env_ms("UQ_START_TIMEOUT_MS", DEFAULT_START_TIMEOUT_MS);
     let deadline = Instant::now() + timeout;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    if !dir.as_os_str().is_empty() && !dir.exists() {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    let mut lock_name = path.as_os_str().to_owned();
-    lock_name.push(".lock");
-    let lock_path = PathBuf::from(lock_name);
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(&lock_path)
-        .map_err(|e| format!("cannot open lock file {}: {e}", lock_path.display()))?;
-    // Held until `lock` is dropped (closing the file releases the flock).
-    loop {
-        // SAFETY: flock on a file descriptor we own.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            break;
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::WouldBlock {
-            return Err(format!("cannot lock {}: {e}", lock_path.display()).into());
-        }
-        if Instant::now() >= deadline {
-            return Err(format!(
-                "another process held {} (starting uqd) for more than {} ms (UQ_START_TIMEOUT_MS)",
-                lock_path.display(),
-                timeout.as_millis()
-            )
-            .into());
-        }
-        sleep(POLL_INTERVAL);
-    }
+    create_socket_dir(path)?;
+    // Held until `_lock` is dropped (closing the file releases the flock).
+    let _lock = lock_starters(path, deadline, timeout)?;
     if ping(path, PING_TIMEOUT).is_ok() {
         return Ok(()); // started by whoever held the lock
     }
@@ -145,35 +110,109 @@ pub fn start_daemon(path: &Path) -> Result<(), StartError> {
     let log_start = log.metadata().map(|m| m.len()).unwrap_or(0);
     let pid = spawn_detached(&exe, path, &log)
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let started = Started {
+        exe: &exe,
+        pid,
+        log_file: &log_file,
+        log_start,
+    };
+    started.wait_for_answer(path, deadline, timeout)
+}
 
+/// Creates the socket's folder (mode 0700) when it does not exist.
+fn create_socket_dir(path: &Path) -> Result<(), String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if !dir.as_os_str().is_empty() && !dir.exists() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Takes the starters' lock (`<socket>.lock`, an exclusive flock), waiting for another starter
+/// until `deadline`; the lock is held while the returned file is open.
+fn lock_starters(path: &Path, deadline: Instant, timeout: Duration) -> Result<File, StartError> {
+    let mut lock_name = path.as_os_str().to_owned();
+    lock_name.push(".lock");
+    let lock_path = PathBuf::from(lock_name);
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open lock file {}: {e}", lock_path.display()))?;
     loop {
-        sleep(POLL_INTERVAL);
-        let last_err = match ping(path, PING_TIMEOUT) {
-            Ok(_) => return Ok(()),
-            Err(e) => e,
-        };
-        if !process_alive(pid) {
-            // It may have lost a race to another daemon that now answers.
-            if ping(path, PING_TIMEOUT).is_ok() {
-                return Ok(());
-            }
-            let tail = log_tail(&log_file, log_start);
-            return Err(StartError::Exited(format!(
-                "{} exited before answering: {} (its log is {})",
-                exe.display(),
-                exit_reason(&tail),
-                log_file.display(),
-            )));
+        // SAFETY: flock on a file descriptor we own.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(lock);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::WouldBlock {
+            return Err(format!("cannot lock {}: {e}", lock_path.display()).into());
         }
         if Instant::now() >= deadline {
-            return Err(StartError::Other(format!(
-                "{} (pid {pid}) did not answer within {} ms (UQ_START_TIMEOUT_MS; last error: {last_err}); \
-                 it may still be starting (its log is {})\n{}",
-                exe.display(),
-                timeout.as_millis(),
-                log_file.display(),
-                log_tail(&log_file, log_start)
-            )));
+            return Err(format!(
+                "another process held {} (starting uqd) for more than {} ms (UQ_START_TIMEOUT_MS)",
+                lock_path.display(),
+                timeout.as_millis()
+            )
+            .into());
+        }
+        sleep(POLL_INTERVAL);
+    }
+}
+
+/// A `uqd` just spawned: its binary, its pid, and its log with where this run's output starts.
+struct Started<'a> {
+    exe: &'a Path,
+    pid: i32,
+    log_file: &'a Path,
+    log_start: u64,
+}
+
+impl Started<'_> {
+    /// Pings the socket until the daemon answers; an error when it exits first (with its log's
+    /// reason) or `deadline` passes (with its log's tail).
+    fn wait_for_answer(
+        &self,
+        path: &Path,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<(), StartError> {
+        let (exe, pid, log_file) = (self.exe, self.pid, self.log_file);
+        loop {
+            sleep(POLL_INTERVAL);
+            let last_err = match ping(path, PING_TIMEOUT) {
+                Ok(_) => return Ok(()),
+                Err(e) => e,
+            };
+            if !process_alive(pid) {
+                // It may have lost a race to another daemon that now answers.
+                if ping(path, PING_TIMEOUT).is_ok() {
+                    return Ok(());
+                }
+                let tail = log_tail(log_file, self.log_start);
+                return Err(StartError::Exited(format!(
+                    "{} exited before answering: {} (its log is {})",
+                    exe.display(),
+                    exit_reason(&tail),
+                    log_file.display(),
+                )));
+            }
+            if Instant::now() >= deadline {
+                return Err(StartError::Other(format!(
+                    "{} (pid {pid}) did not answer within {} ms (UQ_START_TIMEOUT_MS; last error: {last_err}); \
+                     it may still be starting (its log is {})\n{}",
+                    exe.display(),
+                    timeout.as_millis(),
+                    log_file.display(),
+                    log_tail(log_file, self.log_start)
+                )));
+            }
         }
     }
 }

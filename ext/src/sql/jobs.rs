@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use rusqlite::functions::Context;
 use rusqlite::types::{Value as SqlValue, ValueRef};
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
-use uq_core::jobs::{self, JobDb, NewJob, JOB_KEYS};
+use uq_core::jobs::{self, JOB_KEYS};
 use uq_core::protocol::{JobInfo, Request};
 
 use super::uq_init::migrate;
@@ -64,52 +64,35 @@ pub fn uq_score_table(client: &Client, ctx: &Context<'_>) -> rusqlite::Result<Sq
     Ok(SqlValue::Integer(job_id))
 }
 
-/// The user's connection as a [`JobDb`].
+/// The user's connection as a [`JobDb`](jobs::JobDb).
 struct UserDb<'a>(&'a Connection);
 
-impl JobDb for UserDb<'_> {
-    fn texts(&mut self, sql: &str, params: &[&str]) -> Result<Vec<String>, String> {
-        let mut st = self.0.prepare(sql).map_err(|e| e.to_string())?;
-        let rows = st.query_map(params_from_iter(params), |r| r.get::<_, String>(0));
-        rows.and_then(Iterator::collect).map_err(|e| e.to_string())
-    }
-
-    fn integer(&mut self, sql: &str) -> Result<i64, String> {
-        self.0
-            .query_row(sql, [], |r| r.get(0))
-            .map_err(|e| e.to_string())
-    }
-
-    fn migrate(&mut self) -> Result<(), String> {
-        migrate(self.0).map(drop).map_err(|e| e.to_string())
-    }
-
-    fn insert_job(&mut self, j: &NewJob) -> Result<i64, String> {
-        let values = params![j.source_table, j.columns_json, j.options_json, j.total];
-        self.0
-            .execute(jobs::INSERT_JOB, values)
-            .map_err(|e| e.to_string())?;
-        Ok(self.0.last_insert_rowid())
-    }
-
-    /// Registered LLM names are resolved here: the daemon cannot see temp.uq_llms.
-    fn resolve_options(
-        &mut self,
-        func: &str,
-        options: Map<String, Value>,
-    ) -> Result<Map<String, Value>, String> {
-        let (job_keys, scoring): (Map<String, Value>, Map<String, Value>) = options
-            .into_iter()
-            .partition(|(k, _)| JOB_KEYS.contains(&k.as_str()));
-        // A sources_column gives each row its sources: checked as if option sources were given.
-        let mut checked = scoring;
-        let stood_in = jobs::stand_in_sources(&job_keys, &mut checked);
-        let mut resolved = Options::new(self.0, func, checked)?.map;
-        if stood_in {
-            resolved.remove("sources");
+uq_core::impl_job_db! {
+    impl JobDb for UserDb<'_> {
+        fn migrate(&mut self) -> Result<(), String> {
+            migrate(self.0).map(drop).map_err(|e| e.to_string())
         }
-        resolved.extend(job_keys);
-        Ok(resolved)
+
+        /// Registered LLM names are resolved here: the daemon cannot see temp.uq_llms.
+        fn resolve_options(
+            &mut self,
+            func: &str,
+            options: Map<String, Value>,
+        ) -> Result<Map<String, Value>, String> {
+            let (job_keys, scoring): (Map<String, Value>, Map<String, Value>) = options
+                .into_iter()
+                .partition(|(k, _)| JOB_KEYS.contains(&k.as_str()));
+            // A sources_column gives each row its sources: checked as if option sources were
+            // given.
+            let mut checked = scoring;
+            let stood_in = jobs::stand_in_sources(&job_keys, &mut checked);
+            let mut resolved = Options::new(self.0, func, checked)?.map;
+            if stood_in {
+                resolved.remove("sources");
+            }
+            resolved.extend(job_keys);
+            Ok(resolved)
+        }
     }
 }
 

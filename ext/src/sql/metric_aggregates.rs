@@ -15,6 +15,7 @@ use rusqlite::functions::{Aggregate, Context};
 use rusqlite::types::ValueRef;
 use uq_core::metrics;
 
+use crate::args::same_in_group;
 use crate::glue::{guard, sql_err};
 
 /// `uq_ece`'s number of bins when the third argument is omitted.
@@ -84,16 +85,7 @@ impl Metric {
     fn step(self, ctx: &Context<'_>, rows: &mut Rows) -> Result<(), String> {
         let f = self.name();
         if ctx.len() > 2 {
-            let b = bins(f, ctx.get_raw(2))?;
-            match rows.bins {
-                None => rows.bins = Some(b),
-                Some(prev) if prev != b => {
-                    return Err(format!(
-                        "{f}: bins must be the same for every row of a group (got {prev} and {b})"
-                    ))
-                }
-                Some(_) => {}
-            }
+            same_in_group(f, "bins", &mut rows.bins, bins(f, ctx.get_raw(2))?)?;
         }
         let (a_name, b_name) = self.arg_names();
         let a = number(f, a_name, ctx.get_raw(0))?;
@@ -211,14 +203,25 @@ pub(crate) fn number(f: &str, arg: &str, v: ValueRef<'_>) -> Result<Option<f64>,
     Ok(Some(x))
 }
 
+/// A label read as 0/1: `Some(Some(l))` for INTEGER 0/1 (TRUE/FALSE) or REAL 0.0/1.0,
+/// `Some(None)` for NULL, `None` for any other value (each caller says what it accepts).
+pub(crate) fn zero_one(v: ValueRef<'_>) -> Option<Option<bool>> {
+    match v {
+        ValueRef::Null => Some(None),
+        ValueRef::Integer(0) => Some(Some(false)),
+        ValueRef::Integer(1) => Some(Some(true)),
+        ValueRef::Real(0.0) => Some(Some(false)),
+        ValueRef::Real(1.0) => Some(Some(true)),
+        _ => None,
+    }
+}
+
 /// A 0/1 label (INTEGER 0/1, TRUE/FALSE, REAL 0.0/1.0); `None` for NULL.
 pub(crate) fn label(f: &str, arg: &str, v: ValueRef<'_>) -> Result<Option<bool>, String> {
+    if let Some(l) = zero_one(v) {
+        return Ok(l);
+    }
     match v {
-        ValueRef::Null => Ok(None),
-        ValueRef::Integer(0) => Ok(Some(false)),
-        ValueRef::Integer(1) => Ok(Some(true)),
-        ValueRef::Real(0.0) => Ok(Some(false)),
-        ValueRef::Real(1.0) => Ok(Some(true)),
         // a text label ('accurate', …) needs mapping to 0/1 in the query
         ValueRef::Text(_) => Err(format!(
             "{f}: {arg} must be 0 or 1 (or FALSE/TRUE), got {}; pass a 0/1 expression such as \

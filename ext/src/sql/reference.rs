@@ -4,7 +4,8 @@
 
 use uq_core::generated_docs::{check_section, reference_md};
 
-use super::{arg_counts, Kind, Runs, SqlObject, OBJECTS};
+use super::object::arg_counts;
+use super::{Kind, Runs, SqlObject, OBJECTS};
 
 const DOCS_BEGIN: &str = "<!-- functions:begin (generated from ext/src/sql/mod.rs, OBJECTS; UQ_BLESS=1 cargo test --release function_index, in ext/, regenerates it) -->";
 const DOCS_END: &str = "<!-- functions:end -->";

@@ -13,8 +13,9 @@ use serde_json::Value;
 use uq_core::calibrate::conformal::Conformal;
 use uq_core::calibrate::FittedOn;
 
-use super::metric_aggregates::{describe, number};
+use super::metric_aggregates::{describe, number, zero_one};
 use super::uq_calibration::{json_text, parse_json, FITTED_ON_FIX};
+use crate::args::same_in_group;
 use crate::glue::{guard, sql_err};
 
 const FIT: &str = "uq_fit_conformal";
@@ -44,18 +45,13 @@ pub struct FitConformal;
 
 /// 1 supported, 0 not, NULL left out.
 fn label(v: ValueRef<'_>) -> Result<Option<bool>, String> {
-    match v {
-        ValueRef::Null => Ok(None),
-        ValueRef::Integer(0) => Ok(Some(false)),
-        ValueRef::Integer(1) => Ok(Some(true)),
-        ValueRef::Real(0.0) => Ok(Some(false)),
-        ValueRef::Real(1.0) => Ok(Some(true)),
-        other => Err(format!(
+    zero_one(v).ok_or_else(|| {
+        format!(
             "{FIT}: label must be 1 (the claim is supported), 0 (it is not) or NULL (unlabelled: \
              left out and counted in null_labels), got {}",
-            describe(other)
-        )),
-    }
+            describe(v)
+        )
+    })
 }
 
 /// The answer key as a map key: equal SQL values give equal keys (1 and 1.0 alike).
@@ -131,16 +127,7 @@ fn options(text: &str) -> Result<(Option<f64>, Option<FittedOn>), String> {
 
 impl FitConformal {
     fn step(ctx: &Context<'_>, rows: &mut Rows) -> Result<(), String> {
-        let a = alpha(ctx.get_raw(3))?;
-        match rows.alpha {
-            None => rows.alpha = Some(a),
-            Some(prev) if prev != a => {
-                return Err(format!(
-                    "{FIT}: alpha must be the same for every row of a group (got {prev} and {a})"
-                ))
-            }
-            Some(_) => {}
-        }
+        same_in_group(FIT, "alpha", &mut rows.alpha, alpha(ctx.get_raw(3))?)?;
         if ctx.len() > 4 {
             let text = json_text(FIT, "options_json", ctx.get_raw(4), OPTIONS_FIX)?;
             match &rows.options {

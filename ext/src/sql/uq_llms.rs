@@ -21,7 +21,7 @@ use rusqlite::vtab::{
 };
 use rusqlite::{ffi, Connection};
 
-use crate::glue::{guard, sql_err};
+use crate::glue::{guard, sql_err, step_over_rows};
 use crate::llm_config::{insert_example, lit, parse_config, CREATE_SQL};
 
 const NAME: &str = "uq_llms";
@@ -402,14 +402,7 @@ unsafe impl VTabCursor for LlmsCursor<'_> {
         })
     }
 
-    fn next(&mut self) -> rusqlite::Result<()> {
-        self.pos += 1;
-        Ok(())
-    }
-
-    fn eof(&self) -> bool {
-        self.pos >= self.rows.len()
-    }
+    step_over_rows!();
 
     fn column(&self, ctx: &mut Context, i: c_int) -> rusqlite::Result<()> {
         guard(NAME, || {

@@ -43,7 +43,9 @@ use uq_core::ensemble::{Objective, Training};
 use uq_core::metrics::{auroc, brier, ece};
 use uq_core::scorers::Scorer;
 
-use super::claims::{answer_claims, claim_scorers, claim_scores, labelled, score_file, ECE_BINS};
+use super::claims::{
+    answer_claims, claim_scorers, claim_scores, labelled, score_file, ScoredFile, ECE_BINS,
+};
 use super::lines::round;
 use uqd::engine::Engine;
 use uqd::role_llms::LlmService;
@@ -94,6 +96,17 @@ impl Labelled {
     }
 }
 
+/// What the summary line gathers over both directions.
+#[derive(Default)]
+struct Summary {
+    /// per method, the largest ECE after calibration: across files, within a file
+    worst: [[f64; 2]; 2],
+    best: Vec<Value>,
+    adapted_worse: Vec<Value>,
+    adapt_failed: Vec<Value>,
+    refit_target: Vec<Value>,
+}
+
 /// Runs the benchmark and prints its JSON lines.
 pub fn calibration(
     engine: &Engine,
@@ -101,74 +114,108 @@ pub fn calibration(
     args: &CalibrationArgs,
 ) -> Result<(), String> {
     let scorers = claim_scorers(false);
-    let files = [
-        labelled_file(engine, llm, args.data[0], args, &scorers)?,
-        labelled_file(engine, llm, args.data[1], args, &scorers)?,
-    ];
-    // per method, the largest ECE after calibration: across files, within a file
-    let mut worst = [[0.0f64; 2]; 2];
-    let mut best = Vec::new();
-    let mut adapted_worse = Vec::new();
-    let mut adapt_failed = Vec::new();
-    let mut refit_target = Vec::new();
-    let draws = super::refit::Draws {
-        ks: &args.target_labels,
-        draws: args.draws,
-        seed: args.seed,
+    let run = (args.samples, args.clients, args.limit);
+    let file = |path: &Path| -> Result<Labelled, String> {
+        labelled_file(score_file(engine, llm, path, run, &scorers)?, &scorers)
     };
+    let files = [file(args.data[0])?, file(args.data[1])?];
+    let mut summary = Summary::default();
     for (fit, test) in [(&files[0], &files[1]), (&files[1], &files[0])] {
-        // (ECE adapted, scorer, method) of the best in this direction
-        let mut best_here: Option<(f64, Scorer, Method)> = None;
-        for &s in &scorers {
-            let line = calibration_line(fit, test, s, &mut worst)?;
-            for m in Method::ALL {
-                let get = |k: String| line[k].as_f64();
-                let (cal, ada) = (
-                    get(format!("ece_{}", m.as_str())),
-                    get(format!("ece_{}_adapted", m.as_str())),
-                );
-                if line.get(format!("adapt_error_{}", m.as_str())).is_some() {
-                    adapt_failed.push(json!({"fit": fit.name, "test": test.name,
-                        "scorer": s.name(), "method": m.as_str()}));
-                }
-                if let (Some(cal), Some(ada)) = (cal, ada) {
-                    if ada > cal {
-                        adapted_worse.push(json!({"fit": fit.name, "test": test.name,
-                            "scorer": s.name(), "method": m.as_str(), "ece": cal,
-                            "ece_adapted": ada}));
-                    }
-                    if best_here.is_none_or(|b| ada < b.0) {
-                        best_here = Some((ada, s, m));
-                    }
-                }
+        direction(fit, test, &scorers, args, &mut summary)?;
+    }
+    println!("{}", summary.line(&files, args.samples));
+    Ok(())
+}
+
+/// The lines of one direction (fitted on `fit`, tested on `test`): per scorer the
+/// calibrations, then the ensembles, then (with `--target-labels`) the refit runs.
+fn direction(
+    fit: &Labelled,
+    test: &Labelled,
+    scorers: &[Scorer],
+    args: &CalibrationArgs,
+    summary: &mut Summary,
+) -> Result<(), String> {
+    // (ECE adapted, scorer, method) of the best in this direction
+    let mut best_here: Option<(f64, Scorer, Method)> = None;
+    for &s in scorers {
+        let line = calibration_line(fit, test, s, &mut summary.worst)?;
+        summary.adaptations(fit, test, s, &line, &mut best_here);
+        println!("{line}");
+    }
+    if let Some((e, s, m)) = best_here {
+        summary.best.push(
+            json!({"fit": fit.name, "test": test.name, "scorer": s.name(),
+            "method": m.as_str(), "ece_adapted": e, "target_met": e <= TARGET_ECE}),
+        );
+    }
+    for objective in [Objective::Auroc, Objective::LogLoss] {
+        println!("{}", ensemble_line(fit, test, scorers, objective)?);
+    }
+    if !args.target_labels.is_empty() {
+        let draws = super::refit::Draws {
+            ks: &args.target_labels,
+            draws: args.draws,
+            seed: args.seed,
+        };
+        for &s in scorers {
+            for line in super::refit::lines(&fit.claims(s), &test.claims(s), s, &draws)? {
+                summary.refit_target.extend(super::refit::target(&line));
+                println!("{line}");
             }
-            println!("{line}");
         }
-        if let Some((e, s, m)) = best_here {
-            best.push(
-                json!({"fit": fit.name, "test": test.name, "scorer": s.name(),
-                "method": m.as_str(), "ece_adapted": e, "target_met": e <= TARGET_ECE}),
+    }
+    Ok(())
+}
+
+impl Summary {
+    /// Notes, from scorer `s`'s calibration line, each method whose adaptation failed or raised
+    /// the ECE, and keeps in `best_here` the lowest adapted ECE of the direction.
+    fn adaptations(
+        &mut self,
+        fit: &Labelled,
+        test: &Labelled,
+        s: Scorer,
+        line: &Value,
+        best_here: &mut Option<(f64, Scorer, Method)>,
+    ) {
+        for m in Method::ALL {
+            let get = |k: String| line[k].as_f64();
+            let (cal, ada) = (
+                get(format!("ece_{}", m.as_str())),
+                get(format!("ece_{}_adapted", m.as_str())),
             );
-        }
-        for objective in [Objective::Auroc, Objective::LogLoss] {
-            println!("{}", ensemble_line(fit, test, &scorers, objective)?);
-        }
-        if !args.target_labels.is_empty() {
-            for &s in &scorers {
-                for line in super::refit::lines(&fit.claims(s), &test.claims(s), s, &draws)? {
-                    refit_target.extend(super::refit::target(&line));
-                    println!("{line}");
+            if line.get(format!("adapt_error_{}", m.as_str())).is_some() {
+                self.adapt_failed
+                    .push(json!({"fit": fit.name, "test": test.name,
+                    "scorer": s.name(), "method": m.as_str()}));
+            }
+            if let (Some(cal), Some(ada)) = (cal, ada) {
+                if ada > cal {
+                    self.adapted_worse
+                        .push(json!({"fit": fit.name, "test": test.name,
+                        "scorer": s.name(), "method": m.as_str(), "ece": cal,
+                        "ece_adapted": ada}));
+                }
+                if best_here.is_none_or(|b| ada < b.0) {
+                    *best_here = Some((ada, s, m));
                 }
             }
         }
     }
-    println!(
-        "{}",
+
+    /// The summary line: the claims of each file and the targets met.
+    fn line(&self, files: &[Labelled; 2], samples: usize) -> Value {
+        let (worst, best, refit_target) = (&self.worst, &self.best, &self.refit_target);
+        // whether both directions' refit targets meet `key`
+        let met = |key: &str| {
+            (refit_target.len() == 2).then(|| refit_target.iter().all(|t| t[key] == json!(true)))
+        };
         json!({
             "summary": true,
             "claims": files.iter().map(|f| json!({"file": f.name, "labelled": f.labels.len(),
                 "supported": f.labels.iter().filter(|&&l| l).count()})).collect::<Vec<_>>(),
-            "samples": args.samples,
+            "samples": samples,
             "target_ece": TARGET_ECE,
             "max_ece_platt": round(worst[0][0]),
             "max_ece_isotonic": round(worst[0][1]),
@@ -179,49 +226,31 @@ pub fn calibration(
             "best_adapted": best,
             "best_adapted_target_met": best.len() == 2
                 && best.iter().all(|b| b["target_met"] == json!(true)),
-            "adapted_worse": adapted_worse,
-            "adapt_failed": adapt_failed,
+            "adapted_worse": self.adapted_worse,
+            "adapt_failed": self.adapt_failed,
             "target_labels_ece": super::refit::TARGET_ECE,
             "target_labels_k": super::refit::TARGET_K,
             "target_labels": refit_target,
-            "target_labels_met_refit": (refit_target.len() == 2)
-                .then(|| refit_target.iter().all(|t| t["met_refit"] == json!(true))),
-            "target_labels_met_refit_adapted": (refit_target.len() == 2)
-                .then(|| refit_target.iter().all(|t| t["met_refit_adapted"] == json!(true))),
-            "target_labels_met_refit_guarded": (refit_target.len() == 2)
-                .then(|| refit_target.iter().all(|t| t["met_refit_guarded"] == json!(true))),
-            "target_labels_met_chosen": (refit_target.len() == 2)
-                .then(|| refit_target.iter().all(|t| t["met_chosen"] == json!(true))),
-            "target_labels_met_chosen_guarded": (refit_target.len() == 2)
-                .then(|| refit_target.iter().all(|t| t["met_chosen_guarded"] == json!(true))),
+            "target_labels_met_refit": met("met_refit"),
+            "target_labels_met_refit_adapted": met("met_refit_adapted"),
+            "target_labels_met_refit_guarded": met("met_refit_guarded"),
+            "target_labels_met_chosen": met("met_chosen"),
+            "target_labels_met_chosen_guarded": met("met_chosen_guarded"),
         })
-    );
-    Ok(())
+    }
 }
 
-/// Scores one file's claims with `scorers` and keeps the labelled ones.
-fn labelled_file(
-    engine: &Engine,
-    llm: &LlmService,
-    path: &Path,
-    args: &CalibrationArgs,
-    scorers: &[Scorer],
-) -> Result<Labelled, String> {
-    let (name, records, results) = score_file(
-        engine,
-        llm,
-        path,
-        (args.samples, args.clients, args.limit),
-        scorers,
-    )?;
+/// Keeps the labelled claims of one scored file, with each scorer's scores.
+fn labelled_file(file: ScoredFile, scorers: &[Scorer]) -> Result<Labelled, String> {
+    let (records, results) = (&file.records, &file.results);
     let mut labels: Option<Vec<bool>> = None;
     let mut answers = Vec::new();
     let mut scores = Vec::with_capacity(scorers.len());
     for &s in scorers {
-        let per_record = claim_scores(s, &records, &results)?;
-        let (v, l) = labelled(&records, &per_record);
+        let per_record = claim_scores(s, records, results)?;
+        let (v, l) = labelled(records, &per_record);
         // the answer of each labelled claim with a score, in `labelled`'s order
-        let ids: Vec<usize> = answer_claims(&records, &per_record)
+        let ids: Vec<usize> = answer_claims(records, &per_record)
             .iter()
             .enumerate()
             .flat_map(|(i, a)| {
@@ -234,7 +263,7 @@ fn labelled_file(
             return Err(format!(
                 "internal error: {}: the labelled claims with a {} score differ from the other \
                  scorers'",
-                name,
+                file.name,
                 s.name()
             ));
         }
@@ -243,7 +272,7 @@ fn labelled_file(
         scores.push((s, v));
     }
     Ok(Labelled {
-        name,
+        name: file.name,
         scores,
         labels: labels.unwrap_or_default(),
         answers,

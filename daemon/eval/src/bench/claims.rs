@@ -42,7 +42,7 @@ use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
 use super::lines::{compare_premises, load_jsonl, round};
 use super::options::{select_scorers, Job};
-use super::run::{measure, RunConfig};
+use super::run::{measure, RunConfig, ScoringArgs};
 use uqd::engine::Engine;
 use uqd::role_llms::LlmService;
 
@@ -83,24 +83,12 @@ pub enum SampleUnits {
 }
 
 pub struct ClaimsArgs<'a> {
-    pub data: &'a Path,
-    pub samples: usize,
-    /// Concurrent client threads submitting responses (they share the daemon's batcher).
-    pub clients: usize,
-    /// Only the first `limit` records (all when `None`).
-    pub limit: Option<usize>,
-    /// The premise settings, one run each (`--premise`).
-    pub premises: Vec<uq_core::score::premise::Premise>,
-    /// Pairs of the raw-model measurement (0: skipped).
-    pub raw_pairs: usize,
-    /// The LLM that judges NLI pairs (`--nli-llm`, `--nli-prompt`); `None`: the NLI model.
-    pub judge: Option<super::options::Judge>,
+    /// The data file, samples, clients, premises, judge and scorers, as `bench selfcheck`'s.
+    pub scoring: ScoringArgs<'a>,
     /// Matched-claim scorers run only when given.
     pub sample_units: Option<SampleUnits>,
     /// Print the UAD accuracy lines.
     pub uad: bool,
-    /// Only these scorers (comma-separated names; `None`: all the benchmark runs).
-    pub scorers: Option<&'a str>,
 }
 
 /// UAD percentile thresholds.
@@ -111,10 +99,11 @@ pub(super) const ECE_BINS: usize = 10;
 /// Runs the benchmark and prints its JSON lines to stdout (progress goes to stderr).
 /// No LLM call is made; `llm` is only passed through the pipeline.
 pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<(), String> {
+    let (units, uad, args) = (args.sample_units, args.uad, &args.scoring);
     let records = load(args.data, args.limit)?;
     check_samples(&records, args.samples)?;
-    let scorers = select_scorers(claim_scorers(args.sample_units.is_some()), args.scorers)?;
-    if args.sample_units.is_none() && args.scorers.is_none() {
+    let scorers = select_scorers(claim_scorers(units.is_some()), args.scorers)?;
+    if units.is_none() && args.scorers.is_none() {
         println!(
             "{}",
             json!({
@@ -125,7 +114,7 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
             })
         );
     }
-    let jobs = jobs(&records, args.samples, args.sample_units);
+    let jobs = jobs(&records, args.samples, units);
     let mut runs = Vec::new();
     for &premise in &args.premises {
         let run = RunConfig::new(args.clients, premise, args.raw_pairs, args.judge.as_ref());
@@ -141,7 +130,7 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
             println!("{line}");
             lines.push(line);
         }
-        if args.uad {
+        if uad {
             for (scorer, scores) in &per_scorer {
                 for line in uad_lines(*scorer, &records, scores) {
                     println!("{line}");
@@ -153,7 +142,7 @@ pub fn claims(engine: &Engine, llm: &LlmService, args: &ClaimsArgs) -> Result<()
         s.insert("granularity".into(), json!(Granularity::Claim.as_str()));
         s.insert(
             "sample_units".into(),
-            json!(args.sample_units.map(|SampleUnits::Sentences| "sentences")),
+            json!(units.map(|SampleUnits::Sentences| "sentences")),
         );
         let summary = Value::Object(measured.summary);
         println!("{summary}");
@@ -359,15 +348,22 @@ fn uad_lines(scorer: Scorer, records: &[Record], scores: &[Vec<f64>]) -> Vec<Val
 
 /// One graph-uq file scored for the benches that fit on one file and test on another
 /// (`calibration`, `conformal`): its name (the file stem less `graph_uq_factscore_`), its
-/// records (the first `limit`) and each record's scores by `scorers` (the answer's claims as
-/// units, the first `samples` samples, the claim default premise).
+/// records (the first `limit`) and each record's scores by the scorers.
+pub(super) struct ScoredFile {
+    pub name: String,
+    pub records: Vec<Record>,
+    pub results: Vec<ScoreResult>,
+}
+
+/// Scores one graph-uq file's records by `scorers` (the answer's claims as units, the first
+/// `samples` samples, the claim default premise).
 pub(super) fn score_file(
     engine: &Engine,
     llm: &LlmService,
     path: &Path,
     (samples, clients, limit): (usize, usize, Option<usize>),
     scorers: &[Scorer],
-) -> Result<(String, Vec<Record>, Vec<ScoreResult>), String> {
+) -> Result<ScoredFile, String> {
     let records = load(path, limit)?;
     check_samples(&records, samples).map_err(|e| format!("{}: {e}", path.display()))?;
     let name = path
@@ -386,5 +382,9 @@ pub(super) fn score_file(
         None,
     );
     let results = super::run::run_all(engine, llm, &jobs(&records, samples, None), &run, scorers)?;
-    Ok((name, records, results))
+    Ok(ScoredFile {
+        name,
+        records,
+        results,
+    })
 }

@@ -19,7 +19,7 @@ use uq_core::calibrate::conformal::Conformal;
 use uq_core::metrics::bootstrap::Rng;
 use uq_core::scorers::Scorer;
 
-use super::claims::{answer_claims, claim_scorers, claim_scores, score_file};
+use super::claims::{answer_claims, claim_scorers, claim_scores, score_file, ScoredFile};
 use super::lines::round;
 use uqd::engine::Engine;
 use uqd::role_llms::LlmService;
@@ -121,9 +121,13 @@ fn spread(v: &[f64]) -> serde_json::Value {
 /// Runs the benchmark and prints its JSON lines (progress goes to stderr).
 pub fn conformal(engine: &Engine, llm: &LlmService, args: &ConformalArgs) -> Result<(), String> {
     let scorers = claim_scorers(false);
-    let a = scored_file(engine, llm, args.data, args, &scorers)?;
+    let run = (args.samples, args.clients, args.limit);
+    let file = |path: &Path| -> Result<Scored, String> {
+        scored(score_file(engine, llm, path, run, &scorers)?, &scorers)
+    };
+    let a = file(args.data)?;
     let b = match args.data2 {
-        Some(p) => Some(scored_file(engine, llm, p, args, &scorers)?),
+        Some(p) => Some(file(p)?),
         None => None,
     };
     for file in std::iter::once(&a).chain(b.as_ref()) {
@@ -136,29 +140,21 @@ pub fn conformal(engine: &Engine, llm: &LlmService, args: &ConformalArgs) -> Res
     Ok(())
 }
 
-fn scored_file(
-    engine: &Engine,
-    llm: &LlmService,
-    path: &Path,
-    args: &ConformalArgs,
-    scorers: &[Scorer],
-) -> Result<Scored, String> {
-    let (name, records, results) = score_file(
-        engine,
-        llm,
-        path,
-        (args.samples, args.clients, args.limit),
-        scorers,
-    )?;
+/// Keeps, per scorer, the answers of one scored file with at least one labelled claim.
+fn scored(file: ScoredFile, scorers: &[Scorer]) -> Result<Scored, String> {
+    let (records, results) = (&file.records, &file.results);
     let mut per_scorer = Vec::new();
     for &s in scorers {
-        let answers = answer_claims(&records, &claim_scores(s, &records, &results)?)
+        let answers = answer_claims(records, &claim_scores(s, records, results)?)
             .into_iter()
             .filter(|a| a.iter().any(|c| c.1.is_some()))
             .collect();
         per_scorer.push((s, answers));
     }
-    Ok(Scored { name, per_scorer })
+    Ok(Scored {
+        name: file.name,
+        per_scorer,
+    })
 }
 
 /// The split runs of one file: a line per scorer and α, and per scorer and baseline rule.

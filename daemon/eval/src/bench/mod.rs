@@ -9,7 +9,8 @@
 //! default scorers over every shared evaluation file with intervals (and compares two runs).
 //! What they share: `run` (the measured scoring runs, the cached rerun, the summary line),
 //! `options` (flags as scoring options), `raw` (the raw model's ceiling), `host` (the NLI path's
-//! stages per pair), `procfs` (process figures from /proc) and `lines` (JSON lines in and out).
+//! stages per pair), `procfs` (process figures from /proc), `lines` (JSON lines in and out) and
+//! `wikibio` (the SelfCheckGPT WikiBio record).
 
 mod calibration;
 mod claims;
@@ -31,6 +32,7 @@ mod stress;
 mod suite;
 mod table;
 mod white_box;
+mod wikibio;
 
 pub use calibration::{calibration, CalibrationArgs};
 pub use claims::{claims, ClaimsArgs, SampleUnits};
@@ -40,7 +42,8 @@ pub use grounded::{grounded, GroundedArgs};
 pub use load::{load, worker as load_worker, LoadArgs};
 pub use options::{parse_premises, parse_source_premises, Judge, DEFAULT_RAW_PAIRS};
 pub use procfs::peak_rss_mb;
-pub use selfcheck::{compare_precisions, selfcheck, SelfcheckArgs};
+pub use run::ScoringArgs;
+pub use selfcheck::{compare_precisions, selfcheck};
 pub use soak::{soak, SoakArgs};
 pub use spans::{spans, SpansArgs};
 pub use stress::{stress, StressSuite};

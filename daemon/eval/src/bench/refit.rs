@@ -77,6 +77,14 @@ impl Figures {
         }
     }
 
+    /// The figures of a fitted model on the judged claims, or a failure when it was not fitted.
+    fn push_fitted<E>(&mut self, fitted: Result<Calibration, E>, s: &Split) {
+        match fitted {
+            Ok(c) => self.push(&s.map(&c), &s.el),
+            Err(_) => self.failed += 1,
+        }
+    }
+
     fn mean(v: &[f64]) -> Option<f64> {
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     }
@@ -95,6 +103,141 @@ impl Figures {
     }
 }
 
+/// The test file's claims split by one draw: the K drawn answers' (scores, labels, answers),
+/// which the refits learn from, and the other answers' (scores, labels), which judge them.
+struct Split {
+    ks: Vec<f64>,
+    kl: Vec<bool>,
+    ka: Vec<usize>,
+    es: Vec<f64>,
+    el: Vec<bool>,
+}
+
+impl Split {
+    fn of(test: &Claims, chosen: &[usize]) -> Split {
+        let (mut ks, mut kl, mut es, mut el) = (vec![], vec![], vec![], vec![]);
+        let mut ka = vec![];
+        for i in 0..test.scores.len() {
+            if chosen.contains(&test.answers[i]) {
+                ks.push(test.scores[i]);
+                kl.push(test.labels[i]);
+                ka.push(test.answers[i]);
+            } else {
+                es.push(test.scores[i]);
+                el.push(test.labels[i]);
+            }
+        }
+        Split { ks, kl, ka, es, el }
+    }
+
+    /// The judged claims' scores as `c` maps them.
+    fn map(&self, c: &Calibration) -> Vec<f64> {
+        self.es.iter().map(|&x| c.apply(x)).collect()
+    }
+}
+
+/// What every draw starts from: the old model, its adaptation to the test file's scores (none
+/// when it failed), the name they carry and the test file's labelled claims' scores.
+struct Models<'a> {
+    old: &'a Calibration,
+    adapted: Option<&'a Calibration>,
+    what: &'a str,
+    test_scores: &'a [f64],
+}
+
+/// Every contender's figures over the draws of one K, and the counts of the guard's refusals
+/// and of the widened priors.
+#[derive(Default)]
+struct Contest {
+    old: Figures,
+    adapted: Figures,
+    guarded: Figures,
+    platt_k: Figures,
+    refit: Figures,
+    refit_adapted: Figures,
+    refit_guarded: Figures,
+    chosen: Figures,
+    chosen_guarded: Figures,
+    log2_scales: Vec<f64>,
+    refused: usize,
+    checked: usize,
+    widened: usize,
+}
+
+impl Contest {
+    /// The contenders that need no labels: the old model and its adaptation.
+    fn unlabelled(&mut self, m: &Models, s: &Split) {
+        self.old.push(&s.map(m.old), &s.el);
+        match m.adapted {
+            Some(a) => self.adapted.push(&s.map(a), &s.el),
+            None => self.adapted.failed += 1,
+        }
+    }
+
+    /// The contenders that learn from the K answers' labels.
+    fn labelled(&mut self, m: &Models, s: &Split) {
+        let (ks, kl, what) = (&s.ks, &s.kl, m.what);
+        let guarded = m.old.adapt_guarded(m.test_scores, ks, kl, what, "score");
+        match &guarded {
+            Ok(g) => {
+                if g.prior.as_ref().is_some_and(|p| p.check.is_some()) {
+                    self.checked += 1;
+                    self.refused += usize::from(g.prior.as_ref().is_some_and(|p| !p.applied));
+                }
+                self.guarded.push(&s.map(g), &s.el);
+            }
+            Err(_) => self.guarded.failed += 1,
+        }
+        self.platt_k
+            .push_fitted(Calibration::fit(ks, kl, Method::Platt, "score"), s);
+        self.refit
+            .push_fitted(m.old.refit_fixed(ks, kl, what, "score"), s);
+        match m.old.refit(ks, kl, Some(&s.ka), what, "score") {
+            Ok(c) => {
+                if let Some(x) = c.refit.as_ref().and_then(|r| r.scale.as_ref()) {
+                    self.log2_scales.push(x.scale.log2());
+                }
+                self.chosen.push(&s.map(&c), &s.el)
+            }
+            Err(_) => self.chosen.failed += 1,
+        }
+        // from the guarded adaptation (the old model itself when adapting failed)
+        let from_guarded = guarded.as_ref().unwrap_or(m.old);
+        self.chosen_guarded
+            .push_fitted(from_guarded.refit(ks, kl, Some(&s.ka), what, "score"), s);
+        match m.adapted.map(|a| a.refit_fixed(ks, kl, what, "score")) {
+            Some(Ok(c)) => self.refit_adapted.push(&s.map(&c), &s.el),
+            _ => self.refit_adapted.failed += 1,
+        }
+        match from_guarded.refit_fixed(ks, kl, what, "score") {
+            Ok(c) => {
+                self.widened += usize::from(c.refit.as_ref().is_some_and(|r| r.drift.is_some()));
+                self.refit_guarded.push(&s.map(&c), &s.el)
+            }
+            Err(_) => self.refit_guarded.failed += 1,
+        }
+    }
+
+    /// The contenders' figures into K's line (those that learn from labels only for K > 0).
+    fn write(&self, line: &mut Value, k: usize, draws: usize) {
+        self.old.write(line, "old");
+        self.adapted.write(line, "adapted");
+        if k > 0 {
+            self.guarded.write(line, "guarded");
+            let (refused, checked) = (self.refused, self.checked);
+            line["refused"] = json!((checked > 0).then(|| round(refused as f64 / checked as f64)));
+            self.platt_k.write(line, "platt_k");
+            self.refit.write(line, "refit");
+            self.refit_adapted.write(line, "refit_adapted");
+            self.refit_guarded.write(line, "refit_guarded");
+            line["widened"] = json!(round(self.widened as f64 / draws as f64));
+            self.chosen.write(line, "chosen");
+            self.chosen_guarded.write(line, "chosen_guarded");
+            line["scale_log2"] = json!(Figures::mean(&self.log2_scales).map(round));
+        }
+    }
+}
+
 /// The lines of one direction and scorer, one per K.
 pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Value>, String> {
     let old = Calibration::fit(fit.scores, fit.labels, Method::Platt, "score")
@@ -102,6 +245,12 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
     let what = format!("{} platt fitted on {}", s.name(), fit.name);
     // EM on all the test file's labelled claims' scores, without their labels
     let adapted = old.adapt(test.scores, &what, "score").ok();
+    let models = Models {
+        old: &old,
+        adapted: adapted.as_ref(),
+        what: &what,
+        test_scores: test.scores,
+    };
     let mut ids: Vec<usize> = test.answers.to_vec();
     ids.dedup();
     let mut out = Vec::new();
@@ -113,92 +262,16 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
                 ids.len()
             ));
         }
-        let (mut f_old, mut f_ada, mut f_guard, mut f_k) = Default::default();
-        let (mut f_refit, mut f_refit_a, mut f_refit_g) = Default::default();
-        let (mut f_chosen, mut f_chosen_g) = (Figures::default(), Figures::default());
-        let mut log2_scales = Vec::new();
-        let (mut refused, mut checked, mut widened) = (0usize, 0usize, 0usize);
+        let mut contest = Contest::default();
         let mut rng = Rng(d.seed ^ (k as u64).wrapping_mul(0x9E37_79B9));
         let mut order = ids.clone();
         let draws = if k == 0 { 1 } else { d.draws };
         for _ in 0..draws {
             rng.shuffle(&mut order);
-            let chosen = &order[..k];
-            let (mut ks, mut kl, mut es, mut el) = (vec![], vec![], vec![], vec![]);
-            let mut ka = vec![];
-            for i in 0..test.scores.len() {
-                if chosen.contains(&test.answers[i]) {
-                    ks.push(test.scores[i]);
-                    kl.push(test.labels[i]);
-                    ka.push(test.answers[i]);
-                } else {
-                    es.push(test.scores[i]);
-                    el.push(test.labels[i]);
-                }
-            }
-            let map = |c: &Calibration| -> Vec<f64> { es.iter().map(|&x| c.apply(x)).collect() };
-            Figures::push(&mut f_old, &map(&old), &el);
-            match &adapted {
-                Some(a) => Figures::push(&mut f_ada, &map(a), &el),
-                None => f_ada.failed += 1,
-            }
-            if k == 0 {
-                continue;
-            }
-            let guarded = old.adapt_guarded(test.scores, &ks, &kl, &what, "score");
-            match &guarded {
-                Ok(g) => {
-                    if g.prior.as_ref().is_some_and(|p| p.check.is_some()) {
-                        checked += 1;
-                        refused += usize::from(g.prior.as_ref().is_some_and(|p| !p.applied));
-                    }
-                    Figures::push(&mut f_guard, &map(g), &el);
-                }
-                Err(_) => f_guard.failed += 1,
-            }
-            match Calibration::fit(&ks, &kl, Method::Platt, "score") {
-                Ok(c) => Figures::push(&mut f_k, &map(&c), &el),
-                Err(_) => f_k.failed += 1,
-            }
-            match old.refit_fixed(&ks, &kl, &what, "score") {
-                Ok(c) => Figures::push(&mut f_refit, &map(&c), &el),
-                Err(_) => f_refit.failed += 1,
-            }
-            match old.refit(&ks, &kl, Some(&ka), &what, "score") {
-                Ok(c) => {
-                    if let Some(x) = c.refit.as_ref().and_then(|r| r.scale.as_ref()) {
-                        log2_scales.push(x.scale.log2());
-                    }
-                    Figures::push(&mut f_chosen, &map(&c), &el)
-                }
-                Err(_) => f_chosen.failed += 1,
-            }
-            match guarded
-                .as_ref()
-                .unwrap_or(&old)
-                .refit(&ks, &kl, Some(&ka), &what, "score")
-            {
-                Ok(c) => Figures::push(&mut f_chosen_g, &map(&c), &el),
-                Err(_) => f_chosen_g.failed += 1,
-            }
-            match adapted
-                .as_ref()
-                .map(|a| a.refit_fixed(&ks, &kl, &what, "score"))
-            {
-                Some(Ok(c)) => Figures::push(&mut f_refit_a, &map(&c), &el),
-                _ => f_refit_a.failed += 1,
-            }
-            // from the guarded adaptation (the old model itself when adapting failed)
-            match guarded
-                .as_ref()
-                .unwrap_or(&old)
-                .refit_fixed(&ks, &kl, &what, "score")
-            {
-                Ok(c) => {
-                    widened += usize::from(c.refit.as_ref().is_some_and(|r| r.drift.is_some()));
-                    Figures::push(&mut f_refit_g, &map(&c), &el)
-                }
-                Err(_) => f_refit_g.failed += 1,
+            let split = Split::of(test, &order[..k]);
+            contest.unlabelled(&models, &split);
+            if k > 0 {
+                contest.labelled(&models, &split);
             }
         }
         let mut line = json!({
@@ -211,20 +284,7 @@ pub fn lines(fit: &Claims, test: &Claims, s: Scorer, d: &Draws) -> Result<Vec<Va
             "refit_precision": old.refit_precision.map(|p| p.to_json()),
             "prior_adapted": adapted.as_ref().and_then(|a| a.prior.as_ref()).map(|p| round(p.target)),
         });
-        f_old.write(&mut line, "old");
-        f_ada.write(&mut line, "adapted");
-        if k > 0 {
-            f_guard.write(&mut line, "guarded");
-            line["refused"] = json!((checked > 0).then(|| round(refused as f64 / checked as f64)));
-            f_k.write(&mut line, "platt_k");
-            f_refit.write(&mut line, "refit");
-            f_refit_a.write(&mut line, "refit_adapted");
-            f_refit_g.write(&mut line, "refit_guarded");
-            line["widened"] = json!(round(widened as f64 / draws as f64));
-            f_chosen.write(&mut line, "chosen");
-            f_chosen_g.write(&mut line, "chosen_guarded");
-            line["scale_log2"] = json!(Figures::mean(&log2_scales).map(round));
-        }
+        contest.write(&mut line, k, draws);
         out.push(line);
     }
     Ok(out)

@@ -1,6 +1,7 @@
 //! Scoring every item with a set of scorers through the full pipeline (`clients` items in
 //! flight): the measured first run, the cached second run and the summary line.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -19,6 +20,25 @@ use uqd::engine::{Engine, PadSnapshot};
 use uqd::judge::{self, Tally};
 use uqd::pipeline;
 use uqd::role_llms::{metered, LlmService, UsageMeter};
+
+/// What a scoring bench over one data file is given (`bench selfcheck`, and `bench claims`
+/// within its own arguments).
+pub struct ScoringArgs<'a> {
+    pub data: &'a Path,
+    pub samples: usize,
+    /// Concurrent client threads submitting passages or responses (they share the daemon's batcher).
+    pub clients: usize,
+    /// Only the first `limit` passages or records (all when `None`).
+    pub limit: Option<usize>,
+    /// The premise settings, one run each (`--premise`).
+    pub premises: Vec<uq_core::score::premise::Premise>,
+    /// Pairs of the raw-model measurement (0: skipped).
+    pub raw_pairs: usize,
+    /// The LLM that judges NLI pairs (`--nli-llm`, `--nli-prompt`); `None`: the NLI model.
+    pub judge: Option<Judge>,
+    /// Only these scorers (comma-separated names; `None`: all the benchmark runs).
+    pub scorers: Option<&'a str>,
+}
 
 /// How a benchmark runs: concurrent clients, the premise setting and the raw-model sample.
 #[derive(Debug, Clone, Copy)]
@@ -85,7 +105,7 @@ pub fn measure(
     scorers: &[Scorer],
 ) -> Result<Measured, String> {
     let (nli_scorers, embed_scorers, model_free) = split_scorers(scorers);
-    let nli = nli_run(engine, llm, jobs, run, &nli_scorers)?;
+    let mut nli = nli_run(engine, llm, jobs, run, &nli_scorers)?;
     let (nli_pairs, nli_wall) = (nli.pairs, nli.wall);
     eprintln!(
         "bench: NLI scorers, premise {}: {nli_pairs} pairs in {nli_wall:.1}s",
@@ -94,8 +114,7 @@ pub fn measure(
     let (embed_results, embed_wall) = timed_run(engine, llm, jobs, run, &embed_scorers)?;
     let (free_results, free_wall) = timed_run(engine, llm, jobs, run, &model_free)?;
     let first_wall = nli_wall + embed_wall + free_wall;
-    let first: Vec<ScoreResult> = nli
-        .results
+    let first: Vec<ScoreResult> = std::mem::take(&mut nli.results)
         .into_iter()
         .zip(embed_results)
         .zip(free_results)
@@ -111,16 +130,10 @@ pub fn measure(
     let (second, second_wall) = timed_run(engine, llm, jobs, &run2, scorers)?;
     let max_diff = max_abs_diff(&first, &second);
     let (raw_pairs_per_s, raw_pairs) = raw_nli(engine, jobs, run, &nli_scorers)?;
-    let batch = engine.nli_batch();
-    let units: usize = jobs.iter().map(|j| j.units.len()).sum();
-    let samples = jobs.iter().map(|j| j.samples.len()).max().unwrap_or(0);
-    let summary = json!({
+    let mut summary = object(json!({
         "summary": true,
-        "samples": samples,
-        "units": units,
         "nli_pairs": nli_pairs,
         "nli_pairs_per_s": (nli_pairs > 0).then(|| round(nli_pairs as f64 / nli_wall)),
-        "premise": run.premise.label(),
         "tokens_per_comparison": (nli_pairs > 0).then(|| round(nli.tokens as f64 / nli_pairs as f64)),
         "nli_tokens": nli.tokens,
         "pad_ratio": nli.pad.pad_ratio().map(round),
@@ -136,20 +149,8 @@ pub fn measure(
         "path_vs_raw": raw_pairs_per_s
             .filter(|_| nli_pairs > 0)
             .map(|raw| round(nli_pairs as f64 / nli_wall / raw)),
-        "peak_rss_mb": round(peak_rss_mb()),
-        "rss_mb": round(status_mb("VmRSS:")),
-        "device": engine.info().device,
-        "device_note": engine.info().device_note,
-        "precision": engine.info().precision,
-        "nli_file": engine.info().nli_file,
-        "attention_fused": engine.info().attention_fused,
-        "threads": engine.info().threads,
-        "clients": run.clients,
-        "max_batch": batch,
-    });
-    let Value::Object(mut summary) = summary else {
-        unreachable!("json! of an object literal is an object")
-    };
+    }));
+    summary.extend(setting_fields(engine, jobs, run));
     summary.extend(nli.host);
     if let Some(j) = run.judge {
         summary.extend(judge_fields(j, &nli.meter, &meter2, nli.tally));
@@ -158,6 +159,37 @@ pub fn measure(
         results: first,
         summary,
     })
+}
+
+/// What the run ran on and with: the jobs' samples and units, the premise, the device, the NLI
+/// model file, the threads, clients and batch, and the process's memory.
+fn setting_fields(engine: &Engine, jobs: &[Job], run: &RunConfig) -> Map<String, Value> {
+    let units: usize = jobs.iter().map(|j| j.units.len()).sum();
+    let samples = jobs.iter().map(|j| j.samples.len()).max().unwrap_or(0);
+    let info = engine.info();
+    object(json!({
+        "samples": samples,
+        "units": units,
+        "premise": run.premise.label(),
+        "peak_rss_mb": round(peak_rss_mb()),
+        "rss_mb": round(status_mb("VmRSS:")),
+        "device": info.device,
+        "device_note": info.device_note,
+        "precision": info.precision,
+        "nli_file": info.nli_file,
+        "attention_fused": info.attention_fused,
+        "threads": info.threads,
+        "clients": run.clients,
+        "max_batch": engine.nli_batch(),
+    }))
+}
+
+/// The fields of a `json!` object literal.
+fn object(v: Value) -> Map<String, Value> {
+    let Value::Object(fields) = v else {
+        unreachable!("json! of an object literal is an object")
+    };
+    fields
 }
 
 /// `scorers` split into the NLI, the embedding and the model-free ones.
@@ -273,7 +305,7 @@ fn judge_fields(
     tally: Tally,
 ) -> Map<String, Value> {
     let (u1, u2) = (meter1.get(), meter2.get());
-    let extra = json!({
+    object(json!({
         "nli_llm": j.llm,
         "nli_prompt": j.prompt.as_str(),
         "judge_pairs": tally.pairs,
@@ -285,11 +317,7 @@ fn judge_fields(
         "llm_completion_tokens": u1.completion_tokens,
         "llm_cache_hits": u1.cache_hits,
         "cached_run_llm_calls": u2.requests,
-    });
-    let Value::Object(extra) = extra else {
-        unreachable!("json! of an object literal is an object")
-    };
-    extra
+    }))
 }
 
 /// Scores every job with `scorers`, `run.clients` jobs in flight at once. No scorers: one empty

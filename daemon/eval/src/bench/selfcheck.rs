@@ -12,7 +12,7 @@ use uq_core::scorers::{Family, Granularity, Scorer, ALL as ALL_SCORERS};
 
 use super::lines::{compare_premises, load_jsonl, pct, round};
 use super::options::{select_scorers, Job};
-use super::run::{measure, RunConfig};
+use super::run::{measure, RunConfig, ScoringArgs};
 use uqd::engine::Engine;
 use uqd::role_llms::LlmService;
 
@@ -25,23 +25,6 @@ struct Passage {
     annotation: Vec<String>,
 }
 
-pub struct SelfcheckArgs<'a> {
-    pub data: &'a Path,
-    pub samples: usize,
-    /// Concurrent client threads submitting passages (they share the daemon's batcher).
-    pub clients: usize,
-    /// Only the first `limit` passages (all when `None`).
-    pub limit: Option<usize>,
-    /// The premise settings, one run each (`--premise`).
-    pub premises: Vec<uq_core::score::premise::Premise>,
-    /// Pairs of the raw-model measurement (0: skipped).
-    pub raw_pairs: usize,
-    /// The LLM that judges NLI pairs (`--nli-llm`, `--nli-prompt`); `None`: the NLI model.
-    pub judge: Option<super::options::Judge>,
-    /// Only these scorers (comma-separated names; `None`: all the benchmark runs).
-    pub scorers: Option<&'a str>,
-}
-
 /// Runs the benchmark and prints its JSON lines to stdout (progress goes to stderr); returns
 /// them too (for `compare_precisions`).
 /// The LLM-judged scorers are left out (they need a question and an LLM, which the dataset run
@@ -49,7 +32,7 @@ pub struct SelfcheckArgs<'a> {
 pub fn selfcheck(
     engine: &Engine,
     llm: &LlmService,
-    args: &SelfcheckArgs,
+    args: &ScoringArgs,
 ) -> Result<Vec<Value>, String> {
     let passages = load(args.data, args.limit)?;
     if let Some(p) = passages

@@ -1,17 +1,17 @@
 //! The HTTP side of `uqd models pull` (see `models/pull.rs`): the hub's `resolve` URLs, redirects
-//! followed by hand, `Range` resumption, the hub's error headers turned into errors that name the
-//! fix, SHA-256 checks.
+//! followed by hand, `Range` resumption and retries; the hub's error headers turned into errors
+//! that name the fix are in `headers.rs`, the body's writing and SHA-256 check in `body.rs`.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, AUTHORIZATION, CONTENT_RANGE, LOCATION, RANGE};
+use reqwest::header::{AUTHORIZATION, CONTENT_RANGE, LOCATION, RANGE};
 use reqwest::StatusCode;
-use sha2::{Digest, Sha256};
 
 use super::args::{Kind, PullArgs};
+use super::body::{check_sha, error_chain, receive, sha256_file};
+use super::headers::{header, linked_sha, refused, Missing};
 
 /// Attempts per file when the connection is cut (each resumes where the last one stopped).
 const ATTEMPTS: usize = 3;
@@ -49,12 +49,6 @@ pub(super) struct Hub<'a> {
     args: &'a PullArgs,
     http: reqwest::Client,
     host: Option<String>,
-}
-
-/// How one request for a file ended, before any byte is written.
-enum Missing {
-    /// 404 for this path only (the revision exists).
-    Entry(String),
 }
 
 impl<'a> Hub<'a> {
@@ -242,11 +236,11 @@ impl<'a> Hub<'a> {
         };
         let got = match receive(&mut answer.resp, path, part, offset).await? {
             Ok(g) => g,
-            Err(cut) => return Ok(cut),
+            Err(why) => return Ok(Step::Cut(why)),
         };
         let sha = match check_sha(url, path, part, offset, answer.expected_sha)? {
             Ok(s) => s,
-            Err(cut) => return Ok(cut),
+            Err(why) => return Ok(Step::Cut(why)),
         };
         eprintln!("uqd models pull: {path}: {got} bytes");
         Ok(Step::Done(Fetched {
@@ -332,9 +326,7 @@ impl<'a> Hub<'a> {
                 )))
             }
             s if s.is_server_error() => Ok(Err(Step::Cut(format!("{url}: the hub answered {s}")))),
-            s => self
-                .refused(url, path, s, resp.headers())
-                .map(|m| Err(Step::Missing(m))),
+            s => refused(self.args, url, path, s, resp.headers()).map(|m| Err(Step::Missing(m))),
         }
     }
 
@@ -347,53 +339,6 @@ impl<'a> Hub<'a> {
             req = req.header(RANGE, format!("bytes={from}-"));
         }
         req.send().await
-    }
-
-    /// A 4xx answer: a missing file (to try the next candidate), or an error naming the fix.
-    fn refused(
-        &self,
-        url: &str,
-        path: &str,
-        status: StatusCode,
-        h: &HeaderMap,
-    ) -> Result<Missing, String> {
-        let code = header(h, "x-error-code").unwrap_or_default();
-        let message = header(h, "x-error-message")
-            .map(|m| format!(": {m}"))
-            .unwrap_or_default();
-        let (repo, rev) = (&self.args.repo, &self.args.revision);
-        match (status.as_u16(), code.as_str()) {
-            (401, _) if self.args.token.is_none() => Err(format!(
-                "{url}: 401 Unauthorized{message}: {repo} is private or gated (or does not exist): \
-                 set HF_TOKEN to an access token with read access to it (https://huggingface.co/settings/tokens) \
-                 and check the repository id"
-            )),
-            (401, _) => Err(format!(
-                "{url}: 401 Unauthorized{message}: the hub refused HF_TOKEN for {repo}: check that the token is \
-                 valid and can read the repository, and the repository id"
-            )),
-            (403, _) => Err(format!(
-                "{url}: 403 Forbidden{message}: no access to {repo} with this HF_TOKEN: for a gated model \
-                 accept its conditions on the hub's page first"
-            )),
-            (404, "RevisionNotFound") => Err(format!(
-                "{url}: 404{message}: {repo} has no revision {rev:?}: pass --revision with an existing branch, \
-                 tag or commit hash (default main)"
-            )),
-            (404, "RepoNotFound") => Err(format!(
-                "{url}: 404{message}: no repository {repo} on {}: check REPO_ID (and HF_ENDPOINT)",
-                self.args.endpoint
-            )),
-            (404, "EntryNotFound") => Ok(Missing::Entry(format!("404 at {url}"))),
-            (404, _) if path == "config.json" => Err(format!(
-                "{url}: 404{message}: neither {repo} @ {rev} nor its config.json was found: check REPO_ID, \
-                 --revision (default main) and HF_ENDPOINT"
-            )),
-            (404, _) => Ok(Missing::Entry(format!("404 at {url}"))),
-            (s, _) => Err(format!(
-                "{url}: the hub answered {status}{message} for {path} (HTTP {s}): check REPO_ID, --revision and HF_ENDPOINT"
-            )),
-        }
     }
 }
 
@@ -416,122 +361,4 @@ struct Answer {
     expected_sha: Option<String>,
     /// The commit the revision resolved to (`X-Repo-Commit`).
     commit: Option<String>,
-}
-
-/// Writes the body of `resp` into `part` from byte `offset` on (appending when resuming);
-/// returns the file's size. `Ok(Err(Step::Cut))`: the connection was cut first.
-async fn receive(
-    resp: &mut reqwest::Response,
-    path: &str,
-    part: &Path,
-    offset: u64,
-) -> Result<Result<u64, Step>, String> {
-    let total = resp.content_length().map(|n| n + offset);
-    let mut file = if offset > 0 {
-        eprintln!("uqd models pull: {path}: resuming at byte {offset}");
-        OpenOptions::new().append(true).open(part)
-    } else {
-        File::create(part)
-    }
-    .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
-    let mut got = offset;
-    loop {
-        match resp.chunk().await {
-            Ok(Some(bytes)) => {
-                file.write_all(&bytes)
-                    .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
-                got += bytes.len() as u64;
-            }
-            Ok(None) => break,
-            Err(e) => {
-                let _ = file.flush();
-                return Ok(Err(Step::Cut(format!(
-                    "connection cut after {got} of {} bytes ({})",
-                    total.map_or("?".into(), |t| t.to_string()),
-                    error_chain(&e)
-                ))));
-            }
-        }
-    }
-    file.sync_all()
-        .map_err(|e| format!("cannot write {}: {e}", part.display()))?;
-    drop(file);
-    if let Some(t) = total {
-        if got != t {
-            return Ok(Err(Step::Cut(format!(
-                "connection cut after {got} of {t} bytes"
-            ))));
-        }
-    }
-    Ok(Ok(got))
-}
-
-/// The SHA-256 of `part`, checked against the hub's when it gave one. A mismatch deletes the
-/// file: a resumed one is fetched again whole (`Ok(Err(Step::Cut))`), a whole one is an error.
-fn check_sha(
-    url: &str,
-    path: &str,
-    part: &Path,
-    offset: u64,
-    expected: Option<String>,
-) -> Result<Result<String, Step>, String> {
-    let sha = sha256_file(part)?;
-    if let Some(want) = expected {
-        if want != sha {
-            let _ = fs::remove_file(part);
-            if offset > 0 {
-                // The kept bytes may be from another version of the file: once more, whole.
-                return Ok(Err(Step::Cut(
-                    "the resumed file's SHA-256 is not the hub's; downloading it whole".into(),
-                )));
-            }
-            return Err(format!(
-                "{url}: the downloaded {path} has SHA-256 {sha}, not the hub's {want} (X-Linked-Etag): \
-                 it was deleted and nothing was installed; run the command again, and if it fails the \
-                 same way, the hub or a proxy between serves a different file"
-            ));
-        }
-    }
-    Ok(Ok(sha))
-}
-
-fn header(h: &HeaderMap, name: &str) -> Option<String> {
-    h.get(name)?.to_str().ok().map(|s| s.trim().to_string())
-}
-
-/// The SHA-256 the hub gives for an LFS file (`X-Linked-Etag: "<64 hex>"`).
-fn linked_sha(h: &HeaderMap) -> Option<String> {
-    let v = header(h, "x-linked-etag")?;
-    let v = v
-        .trim_start_matches("W/")
-        .trim_matches('"')
-        .to_ascii_lowercase();
-    (v.len() == 64 && v.chars().all(|c| c.is_ascii_hexdigit())).then_some(v)
-}
-
-fn sha256_file(path: &Path) -> Result<String, String> {
-    let mut f = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        src = c.source();
-    }
-    s
 }

@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use uq_core::highlight::{marks, render, Mark, Options};
+
 use crate::report::load::{Data, SpanRow, UnitRow};
 
 /// An answer of the report's "least confident answers": its response score and its text as
@@ -23,7 +25,33 @@ pub const HIGHLIGHTED_ANSWERS: usize = 5;
 /// highlighted by its units' scores: at their stored spans, or found in the answer for units
 /// written before schema v5.
 pub(super) fn least_confident_answers(data: &Data, rows: &[&UnitRow]) -> Vec<HighlightedAnswer> {
-    use uq_core::highlight::{marks, render, Mark, Options};
+    // The colours' legend under the first answer shown only (the section's text explains them).
+    let mut legend = true;
+    lowest_scored(data, rows)
+        .into_iter()
+        .filter_map(|(score, id, units)| {
+            let text = data.answer_texts.get(&id)?;
+            let m = answer_marks(text, &units)?;
+            let options = Options {
+                legend: std::mem::take(&mut legend),
+                ..Options::default()
+            };
+            Some(HighlightedAnswer {
+                source_key: units[0].source_key.clone(),
+                prompt: units[0].prompt.clone(),
+                score,
+                html: render(text, &m, &options),
+            })
+        })
+        .collect()
+}
+
+/// The [`HIGHLIGHTED_ANSWERS`] answers of `rows` with the lowest response score, lowest first:
+/// (score, answer id, its units).
+fn lowest_scored<'a>(
+    data: &Data,
+    rows: &[&'a UnitRow],
+) -> Vec<(Option<f64>, i64, Vec<&'a UnitRow>)> {
     let mut by_answer: BTreeMap<i64, Vec<&UnitRow>> = BTreeMap::new();
     for u in rows {
         by_answer.entry(u.answer_id).or_default().push(u);
@@ -63,48 +91,34 @@ pub(super) fn least_confident_answers(data: &Data, rows: &[&UnitRow]) -> Vec<Hig
             .then(a.1.cmp(&b.1))
     });
     scored.truncate(HIGHLIGHTED_ANSWERS);
-    // The colours' legend under the first answer shown only (the section's text explains them).
-    let mut legend = true;
     scored
-        .into_iter()
-        .filter_map(|(score, id, units)| {
-            let text = data.answer_texts.get(&id)?;
-            let n = text.chars().count();
-            let clamp = |x: Option<f64>| x.filter(|s| (0.0..=1.0).contains(s));
-            let stored: Option<Vec<Mark>> = units
-                .iter()
-                .map(|u| match u.span {
-                    SpanRow::Stored(span) => Some(Mark {
-                        unit: Some(u.unit.clone()),
-                        scorer: Some(u.scorer.clone()),
-                        score: clamp(u.score),
-                        span: span.filter(|&(_, e)| e <= n),
-                    }),
-                    SpanRow::Unknown => None,
-                })
-                .collect();
-            let m = match stored {
-                Some(m) => m,
-                None => {
-                    let given: Vec<serde_json::Value> = units
-                        .iter()
-                        .map(|u| {
-                            serde_json::json!({"unit": u.unit, "score": clamp(u.score), "scorer": u.scorer})
-                        })
-                        .collect();
-                    marks(text, &serde_json::Value::Array(given)).ok()?
-                }
-            };
-            let options = Options {
-                legend: std::mem::take(&mut legend),
-                ..Options::default()
-            };
-            Some(HighlightedAnswer {
-                source_key: units[0].source_key.clone(),
-                prompt: units[0].prompt.clone(),
-                score,
-                html: render(text, &m, &options),
-            })
+}
+
+/// The marks of an answer's units in its `text`: at their stored spans, or (a unit written
+/// before schema v5) found in the text; `None` when they cannot be placed.
+fn answer_marks(text: &str, units: &[&UnitRow]) -> Option<Vec<Mark>> {
+    let n = text.chars().count();
+    let clamp = |x: Option<f64>| x.filter(|s| (0.0..=1.0).contains(s));
+    let stored: Option<Vec<Mark>> = units
+        .iter()
+        .map(|u| match u.span {
+            SpanRow::Stored(span) => Some(Mark {
+                unit: Some(u.unit.clone()),
+                scorer: Some(u.scorer.clone()),
+                score: clamp(u.score),
+                span: span.filter(|&(_, e)| e <= n),
+            }),
+            SpanRow::Unknown => None,
         })
-        .collect()
+        .collect();
+    match stored {
+        Some(m) => Some(m),
+        None => {
+            let given: Vec<serde_json::Value> = units
+                .iter()
+                .map(|u| serde_json::json!({"unit": u.unit, "score": clamp(u.score), "scorer": u.scorer}))
+                .collect();
+            marks(text, &serde_json::Value::Array(given)).ok()
+        }
+    }
 }

@@ -6,9 +6,10 @@ use serde_json::{json, Value};
 use uq_core::evaluation::{Figure, Labelled};
 use uq_core::metrics::bootstrap::{Interval, RESAMPLES, SEED};
 use uq_core::protocol::NliProbs;
-use uq_core::score::grounded::{band_score, check, Thresholds, DEFAULT_THRESHOLDS};
+use uq_core::score::grounded::{Thresholds, DEFAULT_THRESHOLDS};
 
 use super::super::lines::round;
+use super::metrics::fallback_scores;
 
 /// Folds of passages for the cross-validated thresholds.
 const CV_FOLDS: usize = 5;
@@ -25,13 +26,7 @@ pub(super) fn cross_validated(
     accurate: &[bool],
     rec: &[usize],
 ) -> Value {
-    let score = |t: Thresholds| -> Vec<f64> {
-        probs
-            .iter()
-            .zip(ce)
-            .map(|(p, &s)| band_score(&check(p, t), t, Some(s)))
-            .collect()
-    };
+    let score = |t: Thresholds| fallback_scores(probs, ce, t);
     let mut grid = vec![Thresholds {
         entailment: 1.0,
         contradiction: 1.0,

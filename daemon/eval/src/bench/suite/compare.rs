@@ -12,7 +12,7 @@ use uq_core::evaluation::{same_units, Figure, Fitted, Labelled, Transfer};
 use uq_core::metrics::bootstrap::{Interval, Rng};
 
 use super::data::ALPHA;
-use super::table::grid;
+use super::table::{grid, header};
 use super::units::read_units;
 
 /// One run: its settings line, its labelled sets and its transfer keys (fit, test, scorer).
@@ -126,59 +126,94 @@ pub fn compare(a: &Path, b: &Path, resamples: usize, seed: u64) -> Result<String
         b.display(),
         rb.describe()
     );
-    let mut rows = vec![vec![
-        "dataset".to_string(),
-        "scorer".into(),
-        "AUROC A".into(),
-        "AUROC B".into(),
-        "Δ AUROC".into(),
-        "Δ AUC-PR".into(),
-        "Δ NonFact AUC-PR".into(),
-        "Δ NonFact* AUC-PR".into(),
-    ]];
-    // per scorer: the datasets both runs scored
-    let mut pooled: Vec<(String, Vec<(&Labelled, &Labelled)>)> = Vec::new();
-    let mut worse: Vec<(String, String)> = Vec::new();
-    let mut only: Vec<String> = Vec::new();
-    for (dataset, scorer, sa) in &ra.sets {
-        let Some(sb) = rb.set(dataset, scorer) else {
-            only.push(format!("{dataset} {scorer} (A only)"));
-            continue;
-        };
-        same_units(sa, sb).map_err(|e| format!("--compare: {dataset}, {scorer}: {e}"))?;
-        let mut row = vec![
-            dataset.clone(),
-            scorer.clone(),
-            value(Figure::Auroc.of(sa, &sa.clusters().all())),
-            value(Figure::Auroc.of(sb, &sb.clusters().all())),
-        ];
-        for f in Figure::ALL.into_iter().chain([Figure::NonfactStarAucPr]) {
-            let d = f.paired(sa, sb, resamples, seed)?;
-            if f == Figure::Auroc && d.is_some_and(|d| d.sign() < 0) {
-                worse.push((scorer.clone(), dataset.clone()));
-            }
-            row.push(delta(d));
-        }
-        rows.push(row);
-        match pooled.iter_mut().find(|p| &p.0 == scorer) {
-            Some(p) => p.1.push((sa, sb)),
-            None => pooled.push((scorer.clone(), vec![(sa, sb)])),
-        }
+    let paired = Paired::of(&ra, &rb, resamples, seed)?;
+    out.push_str(&grid(&paired.rows));
+    out.push_str(&transfers(&ra, &rb, resamples, seed));
+    out.push_str(&verdicts(&paired, resamples, seed));
+    if !paired.only.is_empty() {
+        out.push_str(&format!("\nIn one run only: {}\n", paired.only.join("; ")));
     }
-    for (dataset, scorer, _) in &rb.sets {
-        if ra.set(dataset, scorer).is_none() {
-            only.push(format!("{dataset} {scorer} (B only)"));
-        }
-    }
-    out.push_str(&grid(&rows));
+    Ok(out)
+}
 
-    let mut rows = vec![vec![
-        "fit → test".to_string(),
-        "scorer".into(),
-        "Δ ECE Platt".into(),
-        "Δ conformal coverage".into(),
-        "Δ kept share".into(),
-    ]];
+/// The sets both runs scored, figure by figure: the table's rows, and what the verdicts rest on.
+struct Paired<'a> {
+    /// Per dataset and scorer: both AUROCs and the paired change of every figure.
+    rows: Vec<Vec<String>>,
+    /// Per scorer: the datasets both runs scored.
+    pooled: Vec<(String, Vec<(&'a Labelled, &'a Labelled)>)>,
+    /// (scorer, dataset) where B's AUROC is worse.
+    worse: Vec<(String, String)>,
+    /// The sets of one run only.
+    only: Vec<String>,
+}
+
+impl<'a> Paired<'a> {
+    fn of(
+        ra: &'a RunFile,
+        rb: &'a RunFile,
+        resamples: usize,
+        seed: u64,
+    ) -> Result<Paired<'a>, String> {
+        let mut p = Paired {
+            rows: vec![header(&[
+                "dataset",
+                "scorer",
+                "AUROC A",
+                "AUROC B",
+                "Δ AUROC",
+                "Δ AUC-PR",
+                "Δ NonFact AUC-PR",
+                "Δ NonFact* AUC-PR",
+            ])],
+            pooled: Vec::new(),
+            worse: Vec::new(),
+            only: Vec::new(),
+        };
+        for (dataset, scorer, sa) in &ra.sets {
+            let Some(sb) = rb.set(dataset, scorer) else {
+                p.only.push(format!("{dataset} {scorer} (A only)"));
+                continue;
+            };
+            same_units(sa, sb).map_err(|e| format!("--compare: {dataset}, {scorer}: {e}"))?;
+            let mut row = vec![
+                dataset.clone(),
+                scorer.clone(),
+                value(Figure::Auroc.of(sa, &sa.clusters().all())),
+                value(Figure::Auroc.of(sb, &sb.clusters().all())),
+            ];
+            for f in Figure::ALL.into_iter().chain([Figure::NonfactStarAucPr]) {
+                let d = f.paired(sa, sb, resamples, seed)?;
+                if f == Figure::Auroc && d.is_some_and(|d| d.sign() < 0) {
+                    p.worse.push((scorer.clone(), dataset.clone()));
+                }
+                row.push(delta(d));
+            }
+            p.rows.push(row);
+            match p.pooled.iter_mut().find(|x| &x.0 == scorer) {
+                Some(x) => x.1.push((sa, sb)),
+                None => p.pooled.push((scorer.clone(), vec![(sa, sb)])),
+            }
+        }
+        for (dataset, scorer, _) in &rb.sets {
+            if ra.set(dataset, scorer).is_none() {
+                p.only.push(format!("{dataset} {scorer} (B only)"));
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// The transfer figures of A's pairs of files that both runs scored: the change of ECE after
+/// Platt, conformal coverage and kept share (none: "").
+fn transfers(ra: &RunFile, rb: &RunFile, resamples: usize, seed: u64) -> String {
+    let mut rows = vec![header(&[
+        "fit → test",
+        "scorer",
+        "Δ ECE Platt",
+        "Δ conformal coverage",
+        "Δ kept share",
+    ])];
     for (fit, test, scorer) in &ra.transfers {
         let (Some(fa), Some(ta), Some(fb), Some(tb)) = (
             ra.set(fit, scorer),
@@ -206,25 +241,25 @@ pub fn compare(a: &Path, b: &Path, resamples: usize, seed: u64) -> Result<String
         }
         rows.push(row);
     }
-    if rows.len() > 1 {
-        out.push_str(&format!(
-            "\nFitted on one file, tested on the other (alpha {ALPHA}; lower ECE is better)\n"
-        ));
-        out.push_str(&grid(&rows));
+    if rows.len() == 1 {
+        return String::new();
     }
+    format!(
+        "\nFitted on one file, tested on the other (alpha {ALPHA}; lower ECE is better)\n{}",
+        grid(&rows)
+    )
+}
 
-    out.push_str(
+/// Per scorer: the pooled AUROC change and the verdict of the rule for defaults.
+fn verdicts(paired: &Paired, resamples: usize, seed: u64) -> String {
+    let mut out = String::from(
         "\nPooled AUROC change per scorer (mean over its datasets) and the rule for defaults\n",
     );
-    let mut rows = vec![vec![
-        "scorer".to_string(),
-        "datasets".into(),
-        "Δ AUROC pooled".into(),
-        "verdict".into(),
-    ]];
-    for (scorer, sets) in &pooled {
+    let mut rows = vec![header(&["scorer", "datasets", "Δ AUROC pooled", "verdict"])];
+    for (scorer, sets) in &paired.pooled {
         let p = pooled_auroc(sets, resamples, seed);
-        let worse_here: Vec<&str> = worse
+        let worse_here: Vec<&str> = paired
+            .worse
             .iter()
             .filter(|w| &w.0 == scorer)
             .map(|w| w.1.as_str())
@@ -247,10 +282,7 @@ pub fn compare(a: &Path, b: &Path, resamples: usize, seed: u64) -> Result<String
         ]);
     }
     out.push_str(&grid(&rows));
-    if !only.is_empty() {
-        out.push_str(&format!("\nIn one run only: {}\n", only.join("; ")));
-    }
-    Ok(out)
+    out
 }
 
 /// The mean over datasets of B's AUROC − A's, each dataset's answers resampled on their own.

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::super::grounded::{GroundedRow, Item};
 use super::super::lines::load_jsonl;
+use super::super::wikibio::WikiBio;
 
 /// The conformal level of the transfer figures.
 pub const ALPHA: f64 = 0.1;
@@ -43,6 +44,30 @@ pub struct Dataset {
     /// LLM calls the answers' scores rest on: the samples the sample scorers read (given in the
     /// file; a user would generate them).
     pub llm_calls: usize,
+}
+
+impl Dataset {
+    /// A dataset of labelled units whose answers rest on `samples` LLM calls each.
+    fn of_units(
+        name: &'static str,
+        file: &'static str,
+        samples: usize,
+        items: Vec<Item>,
+        labels: Vec<Vec<Option<bool>>>,
+        major: Vec<Vec<bool>>,
+        scorers: Vec<&'static str>,
+    ) -> Dataset {
+        Dataset {
+            name,
+            file,
+            level: Level::Unit,
+            llm_calls: samples * items.len(),
+            items,
+            labels,
+            major,
+            scorers,
+        }
+    }
 }
 
 /// Which files the suite reads, and how each becomes datasets.
@@ -88,15 +113,6 @@ impl Settings {
         }
         o
     }
-}
-
-#[derive(Deserialize)]
-struct WikiBio {
-    gpt3_text: String,
-    gpt3_text_samples: Vec<String>,
-    gpt3_sentences: Vec<String>,
-    annotation: Vec<String>,
-    wiki_bio_text: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -185,16 +201,9 @@ fn wikibio(
                 .collect(),
         );
     }
-    Ok(Dataset {
-        name,
-        file,
-        level: Level::Unit,
-        llm_calls: s.samples * items.len(),
-        items,
-        labels,
-        major,
-        scorers,
-    })
+    Ok(Dataset::of_units(
+        name, file, s.samples, items, labels, major, scorers,
+    ))
 }
 
 /// Claim level: the answer's labelled claims as units (unlabelled ones are left out: the
@@ -228,16 +237,15 @@ fn claims(
         });
         labels.push(labelled.iter().map(|c| c.label.map(|l| l == 1)).collect());
     }
-    Ok(Dataset {
+    Ok(Dataset::of_units(
         name,
         file,
-        level: Level::Unit,
-        llm_calls: s.samples * items.len(),
+        s.samples,
         items,
         labels,
-        major: Vec::new(),
-        scorers: DEFAULT.to_vec(),
-    })
+        Vec::new(),
+        DEFAULT.to_vec(),
+    ))
 }
 
 /// Answer level, one dataset per task: the response's sentences as units (QA: question + answer

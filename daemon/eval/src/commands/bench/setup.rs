@@ -1,4 +1,5 @@
-//! The engine and LLM service every benchmark but `load` runs on.
+//! The engine and LLM service every benchmark but `load` runs on, and the clients it is driven
+//! with.
 
 use uqd::config::{CliOverrides, Config};
 use uqd::engine::Engine;
@@ -13,4 +14,9 @@ pub(super) fn setup(config: CliOverrides, samples: usize) -> Result<(Engine, Llm
     let engine = Engine::load(&config)?;
     let llm = LlmService::new(config.cache_db.clone(), config.local_llm.clone())?;
     Ok((engine, llm))
+}
+
+/// `--clients`, else the device's default (8 on the CPU, 32 on CUDA).
+pub(super) fn clients(given: Option<usize>, engine: &Engine) -> usize {
+    given.unwrap_or(engine.device_defaults().bench_clients)
 }

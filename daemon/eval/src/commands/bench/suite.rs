@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::setup::setup;
+use super::setup::{clients, setup};
 use crate::bench;
 use uqd::config::CliOverrides;
 
@@ -85,7 +85,7 @@ pub(super) fn run(f: SuiteFlags) -> Result<(), String> {
         data_dir: &f.data_dir,
         samples: f.samples,
         quick: f.quick,
-        clients: f.clients.unwrap_or(engine.device_defaults().bench_clients),
+        clients: clients(f.clients, &engine),
         premise,
         source_premise,
         resamples: f.resamples,
