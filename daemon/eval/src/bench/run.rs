@@ -130,7 +130,7 @@ pub fn measure(
     let (second, second_wall) = timed_run(engine, llm, jobs, &run2, scorers)?;
     let max_diff = max_abs_diff(&first, &second);
     let (raw_pairs_per_s, raw_pairs) = raw_nli(engine, jobs, run, &nli_scorers)?;
-    let mut summary = object(json!({
+    let mut summary = fields_of(json!({
         "summary": true,
         "nli_pairs": nli_pairs,
         "nli_pairs_per_s": (nli_pairs > 0).then(|| round(nli_pairs as f64 / nli_wall)),
@@ -167,7 +167,7 @@ fn setting_fields(engine: &Engine, jobs: &[Job], run: &RunConfig) -> Map<String,
     let units: usize = jobs.iter().map(|j| j.units.len()).sum();
     let samples = jobs.iter().map(|j| j.samples.len()).max().unwrap_or(0);
     let info = engine.info();
-    object(json!({
+    fields_of(json!({
         "samples": samples,
         "units": units,
         "premise": run.premise.label(),
@@ -185,7 +185,7 @@ fn setting_fields(engine: &Engine, jobs: &[Job], run: &RunConfig) -> Map<String,
 }
 
 /// The fields of a `json!` object literal.
-fn object(v: Value) -> Map<String, Value> {
+fn fields_of(v: Value) -> Map<String, Value> {
     let Value::Object(fields) = v else {
         unreachable!("json! of an object literal is an object")
     };
@@ -305,7 +305,7 @@ fn judge_fields(
     tally: Tally,
 ) -> Map<String, Value> {
     let (u1, u2) = (meter1.get(), meter2.get());
-    object(json!({
+    fields_of(json!({
         "nli_llm": j.llm,
         "nli_prompt": j.prompt.as_str(),
         "judge_pairs": tally.pairs,

@@ -99,7 +99,12 @@ async fn raw_completion_stops_at_the_stop_sequence() {
 
 #[test]
 fn generation_speed() {
-    let Some(m) = model() else { return };
+    let Some(shared) = model() else { return };
+    // With log-probabilities asked for (as a generation LLM with `"logprobs": true`), each
+    // generated token has one.
+    let mut s = LocalSettings::new(model_path().expect("model() found it"));
+    s.logprobs = true;
+    let m = shared.with_settings(s).expect("same file and weights");
     let req = ChatRequest::new("Write a short paragraph about the history of Paris.")
         .with_temperature(0.0)
         .with_max_tokens(64);
