@@ -15,7 +15,7 @@ demo: setup
 
 # The fast tier, for an edit: formatting, the source's shape (scripts/structure.py --check: no
 # import cycle between files, no stray UQ_* read, no non-test file over 450 lines but tables of
-# data, no non-test function over 80 lines), clippy with
+# data, no non-test function over 80 lines; scripts/test_structure.py checks those checks), clippy with
 # warnings denied, every unit test and the integration tests that start no daemon (core's property
 # and protocol tests, the report), in the debug profile, without `make setup`'s release builds.
 # `make test` is the full suite (CI, the README).
@@ -23,6 +23,7 @@ check:
 	cargo fmt --all --check
 	cd ext && cargo fmt --check
 	python3 scripts/structure.py --check
+	python3 scripts/test_structure.py
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cd ext && cargo clippy --all-targets --quiet -- -D warnings
 	cargo test --workspace --lib --quiet
