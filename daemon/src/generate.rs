@@ -21,7 +21,7 @@
 use serde_json::Value;
 use uq_core::options::{parse_options, LlmRole};
 use uq_core::protocol::{GenerateResult, GeneratedResponse};
-use uq_core::score::black_box::normalized_probability;
+use uq_core::score::white_box::sequence_probability;
 use uq_llm::ChatRequest;
 
 use crate::role_llms::{LlmService, RoleLlm};
@@ -105,7 +105,7 @@ pub fn generate(
                 cached: cached.next().unwrap_or(false),
                 normalized_probability: logprobs
                     .as_deref()
-                    .map(|t| normalized_probability(&uq_core::logprobs::values(t)))
+                    .map(|t| sequence_probability(t, true))
                     .filter(|x| x.is_finite()),
                 logprobs,
             });

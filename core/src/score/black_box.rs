@@ -20,7 +20,8 @@
 //!   the m + 1 answers, SE over cluster frequencies, 1 − SE / ln(m + 1)
 //!   ([`semantic_negentropy_of_answers`], clustering rules in [`super::semantic_entropy`]).
 //! * normalised probability (`uqlm/white_box/baseclass/logprobs_scorer.py` `_norm_prob`):
-//!   exp(mean of the answer's token log-probabilities) ([`normalized_probability`]).
+//!   exp(mean of the answer's token log-probabilities): the length-normalised
+//!   [`sequence_probability`](super::white_box::sequence_probability).
 //!
 //! Not reproduced: uqlm's `use_best` (on by default in `BlackBoxUQ` whenever semantic
 //! negentropy is computed), which swaps the original answer for the "best" answer of the
@@ -206,16 +207,6 @@ pub fn unit_qa_score(per_question: &[f64]) -> f64 {
     mean(&v)
 }
 
-/// Normalised sequence probability exp((1/T) Σ_t log p_t) of an answer's T token
-/// log-probabilities (uqlm's `_norm_prob`: `np.exp(np.mean(logprobs))`). No tokens, or a
-/// non-finite log-probability other than −∞, → NaN.
-pub fn normalized_probability(logprobs: &[f64]) -> f64 {
-    if logprobs.is_empty() || logprobs.iter().any(|x| x.is_nan() || *x == f64::INFINITY) {
-        return f64::NAN;
-    }
-    mean(logprobs).exp()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,17 +304,6 @@ mod tests {
         assert!(close(unit_qa_score(&[f64::NAN, 0.4]), 0.4));
         assert!(unit_qa_score(&[]).is_nan());
         assert!(unit_qa_score(&[f64::NAN]).is_nan());
-    }
-
-    #[test]
-    fn normalized_probability_is_geometric_mean_of_token_probs() {
-        // tokens with p = 0.5, 0.25, 1 → exp((ln .5 + ln .25 + 0)/3) = (0.125)^(1/3) = 0.5
-        let lp = [0.5f64.ln(), 0.25f64.ln(), 0.0];
-        assert!(close(normalized_probability(&lp), 0.5));
-        assert!(close(normalized_probability(&[0.0]), 1.0));
-        assert_eq!(normalized_probability(&[f64::NEG_INFINITY, 0.0]), 0.0);
-        assert!(normalized_probability(&[]).is_nan());
-        assert!(normalized_probability(&[f64::NAN]).is_nan());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::common;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use common::{tmpdir, user_message, Daemon, FakeOpenAi, ENGINE};
+use common::{run_to_end, tmpdir, user_message, Daemon, FakeOpenAi, ENGINE};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use uq_core::protocol::ScoreResult;
@@ -270,15 +270,7 @@ fn a_job_reads_sources_from_a_column_or_an_fts5_table_deleted_mid_job() {
     let options = json!({"scorers": ["grounded_entailment"], "sources_column": "context"});
     let job = uqd::jobs::create::create_job("test", &mut conn, "rag", options.as_object().unwrap())
         .unwrap();
-    let status = run_job(
-        &ENGINE,
-        &d.llm,
-        &db,
-        job,
-        &AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .unwrap();
+    let status = run_to_end(&d.llm, &db, job).unwrap();
     assert_eq!(status, "done");
     let s1 = unit_scores(&conn, "1", "grounded_entailment");
     let s2 = unit_scores(&conn, "2", "grounded_entailment");
@@ -373,15 +365,7 @@ fn sample_when_open_generates_only_for_rows_the_sources_leave_open() {
                          "sample_when_open": true, "llm": server.config()});
     let job = uqd::jobs::create::create_job("test", &mut conn, "t", options.as_object().unwrap())
         .unwrap();
-    let status = run_job(
-        &ENGINE,
-        &d.llm,
-        &db,
-        job,
-        &AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .unwrap();
+    let status = run_to_end(&d.llm, &db, job).unwrap();
     assert_eq!(status, "done");
     let samples: Vec<(String, i64)> = conn
         .prepare("SELECT a.source_key, (SELECT count(*) FROM uq_sample s WHERE s.answer_id = a.answer_id) FROM uq_answer a ORDER BY 1")

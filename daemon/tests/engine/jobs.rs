@@ -9,11 +9,10 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use common::{local_model, message, tmpdir, user_message, Daemon, FakeOpenAi, ENGINE};
+use common::{local_model, message, run_to_end, tmpdir, user_message, Daemon, FakeOpenAi, ENGINE};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use uqd::jobs::run::run_job;
-use uqd::role_llms::LlmService;
 
 const CONTEXT_FAIL: &str = "A reference the server refuses.";
 
@@ -94,11 +93,6 @@ fn grade_and_objectivity_read_recorded_replies() {
         .any(|b| user_message(b).starts_with("Context: The Eiffel Tower is an iron tower")));
     let e = d.err(&json!({"op": "grade", "unit": "x", "reference": CONTEXT_FAIL, "options": opts}));
     assert!(e.contains("judge_llm"), "{e}");
-}
-
-/// Runs job `job` of `db` to its end on the shared engine, uncancelled, without progress.
-fn run_to_end(llm: &LlmService, db: &Path, job: i64) -> Result<String, String> {
-    run_job(&ENGINE, llm, db, job, &AtomicBool::new(false), &mut |_| {})
 }
 
 fn count(conn: &Connection, sql: &str) -> i64 {

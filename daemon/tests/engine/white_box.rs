@@ -8,9 +8,7 @@
 
 use crate::common;
 
-use std::sync::atomic::AtomicBool;
-
-use common::{tmpdir, Daemon, FakeOpenAi, ENGINE};
+use common::{run_to_end, tmpdir, Daemon, FakeOpenAi};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use uq_fake_openai::Reply;
@@ -329,15 +327,7 @@ fn a_job_with_a_generation_llm_stores_the_tokens_and_scores_both_kinds_in_one_pa
     let job = uqd::jobs::create::create_job("test", &mut conn, "qs", options.as_object().unwrap())
         .unwrap();
     let calls = fake.requests();
-    let status = uqd::jobs::run::run_job(
-        &ENGINE,
-        &d.llm,
-        &db,
-        job,
-        &AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .unwrap();
+    let status = run_to_end(&d.llm, &db, job).unwrap();
     assert_eq!(status, "done");
     assert!(fake.requests() > calls);
     let stored: Vec<(String, Option<String>)> = conn

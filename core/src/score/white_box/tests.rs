@@ -1,5 +1,6 @@
 use super::*;
 use crate::logprobs::{place, Alternative};
+use crate::test_util::close;
 
 fn tok(text: &str, lp: f64, top: &[f64]) -> TokenLogprob {
     TokenLogprob {
@@ -23,6 +24,20 @@ fn no_tokens_is_nan_never_a_number() {
     assert!(mean_token_negentropy(&[], 5).is_nan());
     assert!(probability_margin(&[tok("a", -0.1, &[-0.1])]).is_nan());
     assert!(semantic_density(&[], &[]).is_nan());
+}
+
+#[test]
+fn normalized_sequence_probability_is_the_geometric_mean_of_token_probs() {
+    let seq = |lps: &[f64]| {
+        let t: Vec<TokenLogprob> = lps.iter().map(|&l| tok("t", l, &[])).collect();
+        sequence_probability(&t, true)
+    };
+    // tokens with p = 0.5, 0.25, 1 → exp((ln .5 + ln .25 + 0)/3) = (0.125)^(1/3) = 0.5
+    assert!(close(seq(&[0.5f64.ln(), 0.25f64.ln(), 0.0]), 0.5));
+    assert!(close(seq(&[0.0]), 1.0));
+    assert_eq!(seq(&[f64::NEG_INFINITY, 0.0]), 0.0);
+    assert!(seq(&[]).is_nan());
+    assert!(seq(&[f64::NAN]).is_nan());
 }
 
 #[test]

@@ -29,6 +29,18 @@ pub static ENGINE: Lazy<Arc<Engine>> = Lazy::new(|| {
     )
 });
 
+/// Runs job `job` of `db` to its end on the shared engine, uncancelled, without progress.
+pub fn run_to_end(llm: &LlmService, db: &Path, job: i64) -> Result<String, String> {
+    uqd::jobs::run::run_job(
+        &ENGINE,
+        llm,
+        db,
+        job,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+}
+
 /// A fresh, empty directory for one test.
 pub fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("uqd-llm-test-{}-{name}", std::process::id()));

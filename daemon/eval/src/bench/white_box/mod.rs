@@ -17,18 +17,14 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use uq_core::metrics::auroc;
-use uq_core::metrics::bootstrap::{bootstrap, pick, Clusters};
+use uq_core::evaluation::{Figure, Labelled};
+use uq_core::metrics::bootstrap::{Interval, RESAMPLES, SEED};
 use uq_core::scorers::{Family, Scorer};
 
 use super::lines::round;
 use questions::{grade, questions, Question};
 use uqd::engine::Engine;
 use uqd::role_llms::LlmService;
-
-/// The bootstrap's resamples and seed (as the suite's).
-const RESAMPLES: usize = 1000;
-const BOOTSTRAP_SEED: u64 = 20240601;
 
 /// The scorers of the bench: every white-box one (the unit scorers on the answer's sentences,
 /// mean-aggregated) and the black-box ones that need no LLM call of their own.
@@ -169,19 +165,23 @@ fn answer_and_score(
     })
 }
 
-/// The AUROC of scorer `k` over the items it scored, with its interval over resampled items.
-fn auroc_of(items: &[Item], k: usize) -> (usize, Option<uq_core::metrics::bootstrap::Interval>) {
-    let scored: Vec<(f64, bool)> = items
+/// The AUROC of scorer `k` over the items it scored, with its interval over resampled items
+/// (each item its own answer; the suite's resamples and seed).
+fn auroc_of(items: &[Item], k: usize) -> (usize, Option<Interval>) {
+    let (scores, labels): (Vec<f64>, Vec<bool>) = items
         .iter()
         .filter_map(|it| it.scores[k].map(|s| (s, it.correct)))
-        .collect();
-    let scores: Vec<f64> = scored.iter().map(|p| p.0).collect();
-    let labels: Vec<bool> = scored.iter().map(|p| p.1).collect();
-    let clusters = Clusters::singletons(scored.len());
-    let iv = bootstrap(&clusters, RESAMPLES, BOOTSTRAP_SEED, |idx| {
-        auroc(&pick(&scores, idx), &pick(&labels, idx))
-    });
-    (scored.len(), iv)
+        .unzip();
+    let set = Labelled {
+        answers: (0..scores.len()).collect(),
+        scores,
+        labels,
+        major: Vec::new(),
+    };
+    (
+        set.scores.len(),
+        Figure::Auroc.interval(&set, RESAMPLES, SEED),
+    )
 }
 
 fn print_lines(
