@@ -50,12 +50,13 @@ pub fn selfcheck(
             .iter()
             .copied()
             // The ensemble needs weights fitted on labels (uq_fit_ensemble): `bench calibration`;
-            // the grounded scorers need sources: `bench grounded`.
+            // the grounded scorers need sources: `bench grounded`; the white-box ones the
+            // generating LLM's tokens, which the data has not: `bench white-box`.
             .filter(|s| {
                 !s.needs_llm()
                     && !matches!(
                         s.family(),
-                        Family::Graph | Family::Ensemble | Family::Grounded
+                        Family::Graph | Family::Ensemble | Family::Grounded | Family::WhiteBox
                     )
                     && !s.is_response_level()
             })
